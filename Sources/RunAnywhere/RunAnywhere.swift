@@ -1,0 +1,4 @@
+import Foundation
+
+/// The RunAnywhere SDK namespace.
+public enum RunAnywhere {}

@@ -1,0 +1,4 @@
+import CKernels
+
+/// Namespace of the native GGUF engine.
+public enum GGUFEngine {}

@@ -57,10 +57,10 @@ struct DownloadAttempt {
             sink.checkpoint()
             throw error
         }
-        return try finish(sink, fd: fd, resumedFrom: offset)
+        return try finish(sink, fd: fd)
     }
 
-    private func finish(_ sink: PartialFileSink, fd: Int32, resumedFrom: Int64) throws -> FileDownloadResult {
+    private func finish(_ sink: PartialFileSink, fd: Int32) throws -> FileDownloadResult {
         if sink.gotRangeNotSatisfiable {
             // 416: fine only if we already hold the whole file of the same version.
             guard let total = sink.total, sink.written == total, sink.journal != nil else {
@@ -88,7 +88,7 @@ struct DownloadAttempt {
         try? FileManager.default.removeItem(at: request.journalURL)
         tracker.update(bytesDone: sink.written, bytesTotal: sink.written)
         return FileDownloadResult(fileURL: request.destination, size: sink.written, sha256: digest,
-                                  isChecksumVerified: sink.expectedSHA256 != nil, resumedFrom: resumedFrom, retries: retryAttempt)
+                                  isChecksumVerified: sink.expectedSHA256 != nil, resumedFrom: sink.startOffset, retries: retryAttempt)
     }
 
     private func moveIntoPlace() throws {
@@ -140,6 +140,8 @@ final class PartialFileSink: TransferSink {
     var total: Int64?
     var expectedSHA256: String?
     var gotRangeNotSatisfiable = false
+    /// Where the bytes of this response started (0 when the server sent the whole file).
+    var startOffset: Int64
     private var flushedAt: Int64
     private var request: FileDownloadRequest { attempt.request }
 
@@ -150,6 +152,7 @@ final class PartialFileSink: TransferSink {
         self.hasher = hasher
         written = offset
         flushedAt = offset
+        startOffset = offset
         total = journal?.totalBytes ?? attempt.request.expectedSize
         expectedSHA256 = attempt.request.expectedSHA256
     }
@@ -176,6 +179,7 @@ final class PartialFileSink: TransferSink {
                 hasher = try SHA256Hasher()
                 written = 0
                 flushedAt = 0
+                startOffset = 0
             }
             total = head.contentLength ?? head.linkedSize ?? request.expectedSize
         case 416:

@@ -38,6 +38,8 @@ public final class RunAnywhereSDK: Sendable {
     public let configuration: RunAnywhereConfiguration
     /// The model catalog and its residency.
     public let models: ModelManager
+    /// Text generation.
+    public let llm: LLMService
 
     let tokens: HFTokenStore
 
@@ -47,6 +49,7 @@ public final class RunAnywhereSDK: Sendable {
         let layout = StorageLayout(root: configuration.storageRoot)
         tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts)
         models = ModelManager(configuration: configuration, layout: layout, tokens: tokens)
+        llm = LLMService(models: models)
     }
 
     /// Sets the Hugging Face token used for gated or private repositories (nil clears it).
@@ -89,6 +92,9 @@ public enum RunAnywhere {
 
     /// The model catalog and its residency: list, get, download, load, unload, state, delete, refresh.
     public static var models: ModelManager { shared.models }
+
+    /// Text generation: `RunAnywhere.llm.generate(prompt:options:)`.
+    public static var llm: LLMService { shared.llm }
 
     /// Sets the Hugging Face token for gated or private repositories. Keep it in the Keychain, never in source.
     public static func setHfToken(_ token: String?) {

@@ -12,6 +12,7 @@ public final class ModelManager: Sendable {
     let layout: StorageLayout
     let registry: ModelRegistry
     let tokens: HFTokenStore
+    let residency: ResidencyManager
     private let catalogError: RunAnywhereError?
 
     init(configuration: RunAnywhereConfiguration, layout: StorageLayout, tokens: HFTokenStore) {
@@ -29,6 +30,7 @@ public final class ModelManager: Sendable {
         }
         self.catalogError = catalogError
         registry = ModelRegistry(layout: layout, builtIn: builtIn)
+        residency = ResidencyManager(memoryBudget: configuration.memoryBudgetBytes, maxResident: configuration.maxResidentModels)
     }
 
     /// The storage root in use.
@@ -118,6 +120,8 @@ public final class ModelManager: Sendable {
         return all.contains(where: { $0.id == stem }) ? ModelID.hashed(from: url) : stem
     }
 
-    // Residency hooks, completed by the residency manager.
-    func unloadForDelete(id: String) async throws {}
+    /// Delete unloads first, so no mapping of the files outlives them.
+    func unloadForDelete(id: String) async throws {
+        await residency.unload(id)
+    }
 }

@@ -13,6 +13,8 @@ public final class ModelManager: Sendable {
     let registry: ModelRegistry
     let tokens: HFTokenStore
     let residency: ResidencyManager
+    /// Runs downloads (one shared job per model).
+    let downloads: DownloadCoordinator
     private let catalogError: RunAnywhereError?
 
     init(configuration: RunAnywhereConfiguration, layout: StorageLayout, tokens: HFTokenStore) {
@@ -30,6 +32,7 @@ public final class ModelManager: Sendable {
         }
         self.catalogError = catalogError
         registry = ModelRegistry(layout: layout, builtIn: builtIn)
+        downloads = DownloadCoordinator(layout: layout, registry: registry, tokens: tokens)
         residency = ResidencyManager(memoryBudget: configuration.memoryBudgetBytes, maxResident: configuration.maxResidentModels)
     }
 

@@ -9,6 +9,7 @@ struct DownloadAttempt {
     let tracker: ProgressTracker
     let retryAttempt: Int
     let cancellation: CancellationFlag
+    let onVerify: @Sendable () -> Void
 
     private var name: String { request.destination.lastPathComponent }
 
@@ -77,6 +78,7 @@ struct DownloadAttempt {
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
                 "\(name) arrived with \(sink.written) bytes, but \(expected) were expected. The bad bytes were deleted."))
         }
+        onVerify()
         guard fsync(fd) == 0 else { throw posixFailure("flush", request.partialURL.path) }
         let digest = sink.hasher.hexDigest()
         if let expected = sink.expectedSHA256, digest != expected {

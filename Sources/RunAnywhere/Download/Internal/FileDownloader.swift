@@ -101,12 +101,14 @@ package struct FileDownloader: Sendable {
         self.policy = policy
     }
 
-    /// Downloads `request`, reporting progress (from the transfer thread) as bytes arrive and when a retry starts.
+    /// Downloads `request`, reporting progress (from the transfer thread) as bytes arrive and when a retry starts,
+    /// and calling `verifying` once all bytes are in, before they are checked.
     /// - Throws: `RunAnywhereError` — `.checksumMismatch`, `.insufficientStorage`, `.authenticationRequired`,
     ///   `.downloadFailed`, `.networkUnavailable`, `.cancelled`, `.storageFailure`.
     package func download(
         _ request: FileDownloadRequest,
-        progress: @escaping @Sendable (FileDownloadProgress) -> Void = { _ in }
+        progress: @escaping @Sendable (FileDownloadProgress) -> Void = { _ in },
+        verifying: @escaping @Sendable () -> Void = {}
     ) async throws -> FileDownloadResult {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw RunAnywhereError(.invalidConfiguration, "Cannot download \(request.url.absoluteString): only http and https URLs are supported.")
@@ -123,7 +125,7 @@ package struct FileDownloader: Sendable {
             do {
                 return try await BlockingWork.run(name: "RunAnywhere.download") { flag in
                     var result = try DownloadAttempt(request: request, policy: policy, tracker: tracker,
-                                                     retryAttempt: attempt, cancellation: flag).run()
+                                                     retryAttempt: attempt, cancellation: flag, onVerify: verifying).run()
                     result.retries = attempt
                     return result
                 }

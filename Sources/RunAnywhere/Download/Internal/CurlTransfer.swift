@@ -21,7 +21,7 @@ package struct TransferOptions: Sendable, Hashable {
     /// Redirects followed before giving up.
     package var maxRedirects: Int = 10
     /// The `User-Agent` sent.
-    package var userAgent: String = "RunAnywhere-Swift"
+    package var userAgent: String = RunAnywhere.userAgent
 
     package init(connectTimeout: Double = 30, stallTimeout: Double = 60, maxRedirects: Int = 10) {
         self.connectTimeout = connectTimeout
@@ -37,8 +37,6 @@ package struct TransferOptions: Sendable, Hashable {
 /// buffers; nothing is held in memory. Failures are thrown as ``TransferError`` (transient,
 /// permanent or cancelled); errors the sink throws come out unchanged.
 package enum CurlTransfer {
-    private static let globalInit: CURLcode = curl_global_init(Int(CURL_GLOBAL_ALL))
-
     /// How often the transfer loop looks at the cancellation flag and the stall clock.
     static let pollIntervalMilliseconds: Int32 = 50
 
@@ -49,8 +47,8 @@ package enum CurlTransfer {
         sink: any TransferSink,
         cancellation: CancellationFlag
     ) throws -> HTTPResponseHead {
-        guard globalInit == CURLE_OK else {
-            throw TransferError.permanent(RunAnywhereError(.downloadFailed, "libcurl could not be initialised (code \(globalInit.rawValue))."))
+        guard CurlGlobal.ensureInitialized() else {
+            throw TransferError.permanent(RunAnywhereError(.downloadFailed, "libcurl could not be initialised."))
         }
         guard let origin = URLOrigin(request.url), origin.scheme == "http" || origin.scheme == "https" else {
             throw TransferError.permanent(RunAnywhereError(.invalidConfiguration,

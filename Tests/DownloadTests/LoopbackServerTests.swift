@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 @testable import RunAnywhere
 import RunAnywhereTestSupport
 import Testing
@@ -53,6 +54,37 @@ struct LoopbackServerTests {
         #expect(server.openConnectionCount == 0)
         task.cancel()
         _ = await task.value
+    }
+
+    @Test("answers HEAD with headers only")
+    func head() throws {
+        let server = try LoopbackHTTPServer()
+        defer { server.stop() }
+        server.setRoute("/f", LoopbackRoute(body: testBytes(777), etag: "\"h\""))
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = UInt16(server.port).bigEndian
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        #expect(connected == 0)
+        let request = Array("HEAD /f HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            reply += buffer[0..<n]
+        }
+        let text = String(decoding: reply, as: UTF8.self)
+        #expect(text.hasPrefix("HTTP/1.1 200"))
+        #expect(text.contains("Content-Length: 777\r\n"))
+        #expect(text.hasSuffix("\r\n\r\n"))
+        #expect(server.requests.first?.method == "HEAD")
     }
 
     @Test("sends Hugging Face linked headers when asked")

@@ -84,6 +84,26 @@ struct ModelDownloadTests {
         #expect(f.server.requests.count == 1)
     }
 
+    @Test("throttles progress to about four events a second and measures speed over a window")
+    func throttleAndSpeed() async throws {
+        let f = try SDKFixture()
+        defer { f.cleanUp() }
+        try await f.register("paced", body: testBytes(1_500_000)) { $0.bandwidthBytesPerSecond = 1_000_000 }
+        let started = Date()
+        let events = try await collect(try await f.sdk.models.download(id: "paced"))
+        let elapsed = Date().timeIntervalSince(started)
+        let progress = events.compactMap(\.progress)
+        #expect(elapsed > 1.2)
+        #expect(progress.count <= Int(elapsed * 4) + 3)
+        #expect(progress.count >= 4)
+        #expect(progress.first?.bytesPerSecond == nil)
+        let speeds = progress.compactMap(\.bytesPerSecond)
+        #expect(!speeds.isEmpty)
+        #expect(speeds.allSatisfy { $0 > 400_000 && $0 < 2_500_000 })
+        #expect(progress.contains { $0.etaSeconds != nil })
+        #expect(progress.last?.fraction == 1)
+    }
+
     @Test("throws modelNotFound and invalidConfiguration up front")
     func badIDs() async throws {
         let f = try SDKFixture()

@@ -144,6 +144,18 @@ struct FileDownloaderTests {
         #expect(f.server.requests(to: "/model.gguf").last?.header("If-Range") == "\"v1\"")
     }
 
+    @Test("starts over within one call when the file changes between a drop and the retry")
+    func changesMidDownload() async throws {
+        let newBody = testBytes(280_000, seed: 99)
+        let f = try DownloadFixture { $0.plan = [.dropAfter(bytes: 100_000), .replaceResource(body: newBody, etag: "\"v2\"")] }
+        defer { f.cleanUp() }
+        let result = try await FileDownloader(policy: fastPolicy()).download(f.request())
+        #expect(fileBytes(f.destination) == newBody)
+        #expect(result.resumedFrom == 0)
+        #expect(result.retries == 1)
+        #expect(f.server.requests(to: "/model.gguf").last?.header("If-Range") == "\"v1\"")
+    }
+
     @Test("retries a 503 and shows the attempt number")
     func retries503() async throws {
         let f = try DownloadFixture { $0.plan = [.status(503)] }

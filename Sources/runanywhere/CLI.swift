@@ -5,7 +5,7 @@ import RunAnywhere
 @main
 struct CLI {
     static let commands: [any Command.Type] = [
-        ModelsCommand.self, DemoCommand.self,
+        ModelsCommand.self, PsCommand.self, DemoCommand.self,
     ]
 
     static func main() async {

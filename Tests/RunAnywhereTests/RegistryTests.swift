@@ -2,10 +2,18 @@ import Foundation
 import Testing
 @testable import RunAnywhere
 import RunAnywhereTestSupport
+import RunAnywhereGGUF
 
 /// A fresh SDK instance over its own temporary storage root.
 func makeSDK(_ dir: TemporaryDirectory, remoteCatalog: URL? = nil) -> RunAnywhereSDK {
     RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: dir.url, remoteCatalogURL: remoteCatalog, environment: ["HOME": dir.path]))
+}
+
+/// Writes a tiny valid GGUF model and returns its size.
+func writeTinyGGUF(to url: URL, spec: TinyModelSpec = TinyModelSpec()) throws -> Int64 {
+    try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try GGUFWriter.tinyModel(spec).write(to: url.path)
+    return FileSystem.fileSize(url) ?? -1
 }
 
 @Suite("Registry")
@@ -74,12 +82,16 @@ struct RegistryTests {
         let info = try await sdk.registerModel(id: "keep-me", name: "Keep", url: "https://example.com/keep.gguf", framework: .llamaCpp, modality: .language)
         // Simulate a finished download: the file in place and the registry told.
         let folder = sdk.models.layout.modelDirectory(id: info.id, framework: .llamaCpp)
-        try Data(repeating: 7, count: 100).write(to: folder.appendingPathComponent("keep.gguf"))
-        try await sdk.models.registry.markDownloaded(info, files: [.init(relativePath: "keep.gguf", sizeBytes: 100, sha256: nil)])
+        let size = try writeTinyGGUF(to: folder.appendingPathComponent("keep.gguf"))
+        try await sdk.models.registry.markDownloaded(info, files: [.init(relativePath: "keep.gguf", sizeBytes: size, sha256: nil)])
         #expect(await sdk.models.get(id: "keep-me")?.isDownloaded == true)
         _ = try await sdk.registerModel(id: "keep-me", name: "Keep 2", url: "https://example.com/keep.gguf", framework: .llamaCpp, modality: .language)
         let after = try #require(await sdk.models.get(id: "keep-me"))
         #expect(after.isDownloaded && after.name == "Keep 2")
+        // What the GGUF header says joined the registry when it was marked downloaded.
+        #expect(after.architecture == "llama" && after.contextLength == 512 && after.quantization == "F32")
+        #expect((after.parameterCount ?? 0) > 0, "\(after)")
+        #expect((after.memoryRequirement ?? 0) > Int64(size) / 2 && (after.memoryRequirement ?? 0) < Int64(size) * 10, "memory \(String(describing: after.memoryRequirement)) vs file \(size)")
         #expect(after.primaryFilePath?.lastPathComponent == "keep.gguf")
         try await sdk.models.delete(id: "keep-me")
         #expect(!FileManager.default.fileExists(atPath: folder.appendingPathComponent("keep.gguf").path))
@@ -94,8 +106,8 @@ struct RegistryTests {
         let info = try await sdk.registerModel(id: "gone", name: "Gone", url: "https://example.com/gone.gguf", framework: .llamaCpp, modality: .language)
         let folder = sdk.models.layout.modelDirectory(id: info.id, framework: .llamaCpp)
         let file = folder.appendingPathComponent("gone.gguf")
-        try Data(repeating: 1, count: 10).write(to: file)
-        try await sdk.models.registry.markDownloaded(info, files: [.init(relativePath: "gone.gguf", sizeBytes: 10, sha256: nil)])
+        let size = try writeTinyGGUF(to: file)
+        try await sdk.models.registry.markDownloaded(info, files: [.init(relativePath: "gone.gguf", sizeBytes: size, sha256: nil)])
         #expect(await sdk.models.get(id: "gone")?.isDownloaded == true)
         try FileManager.default.removeItem(at: file)
         #expect(await sdk.models.get(id: "gone")?.isDownloaded == false)
@@ -163,6 +175,23 @@ struct RegistryTests {
         let leftovers = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         #expect(leftovers.allSatisfy { $0 == "models" })
         #expect(!FileManager.default.fileExists(atPath: dir.url.deletingLastPathComponent().appendingPathComponent("x").path))
+    }
+
+    @Test("a file that is not a valid GGUF is refused when marked downloaded, naming the problem")
+    func invalidGGUF() async throws {
+        let dir = try TemporaryDirectory(); defer { dir.remove() }
+        let sdk = makeSDK(dir)
+        let info = try await sdk.registerModel(id: "bad-gguf", name: "Bad", url: "https://example.com/bad.gguf", framework: .llamaCpp, modality: .language)
+        let folder = sdk.models.layout.modelDirectory(id: info.id, framework: .llamaCpp)
+        try Data("GGUF but not really".utf8).write(to: folder.appendingPathComponent("bad.gguf"))
+        do {
+            try await sdk.models.registry.markDownloaded(info, files: [.init(relativePath: "bad.gguf", sizeBytes: 19, sha256: nil)])
+            Issue.record("a garbage GGUF was accepted")
+        } catch let error as RunAnywhereError {
+            #expect(error.code == .invalidModelFormat)
+            #expect(error.message.contains("bad.gguf"))
+        }
+        #expect(await sdk.models.get(id: "bad-gguf")?.isDownloaded == false)
     }
 
     @Test("unknown ids give modelNotFound; unsafe URLs and file names are refused")

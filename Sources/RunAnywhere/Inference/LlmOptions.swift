@@ -23,6 +23,8 @@ public struct LlmOptions: Sendable, Hashable, Codable {
     public var stopSequences: [String]
     /// A system prompt, rendered through the model's chat template.
     public var systemPrompt: String?
+    /// Earlier turns of a conversation, oldest first, rendered before the prompt by the chat template.
+    public var history: [ChatTurn]
     /// Send the prompt as written, without the model's chat template.
     public var rawPrompt: Bool
     /// How to load the model if the call loads it.
@@ -31,7 +33,7 @@ public struct LlmOptions: Sendable, Hashable, Codable {
     /// Creates generation options.
     public init(model: String? = nil, maxTokens: Int = 256, temperature: Double = 0.7, topP: Double = 0.95, topK: Int = 40,
                 minP: Double = 0.05, repetitionPenalty: Double = 1.1, seed: UInt64? = nil, stopSequences: [String] = [],
-                systemPrompt: String? = nil, rawPrompt: Bool = false, loadOptions: LoadOptions? = nil) {
+                systemPrompt: String? = nil, history: [ChatTurn] = [], rawPrompt: Bool = false, loadOptions: LoadOptions? = nil) {
         self.model = model
         self.maxTokens = maxTokens
         self.temperature = temperature
@@ -42,6 +44,7 @@ public struct LlmOptions: Sendable, Hashable, Codable {
         self.seed = seed
         self.stopSequences = stopSequences
         self.systemPrompt = systemPrompt
+        self.history = history
         self.rawPrompt = rawPrompt
         self.loadOptions = loadOptions
     }
@@ -56,6 +59,28 @@ public struct LlmOptions: Sendable, Hashable, Codable {
         guard minP >= 0, minP < 1 else { throw bad("minP must be in [0, 1) (got \(minP))") }
         guard repetitionPenalty > 0, repetitionPenalty.isFinite else { throw bad("repetitionPenalty must be > 0 (got \(repetitionPenalty))") }
         guard !stopSequences.contains("") else { throw bad("stopSequences must not contain an empty string") }
+    }
+}
+
+/// One earlier turn of a conversation.
+public struct ChatTurn: Sendable, Hashable, Codable {
+    /// Who spoke.
+    public enum Role: String, Sendable, Hashable, Codable {
+        /// The person.
+        case user
+        /// The model.
+        case assistant
+    }
+
+    /// Who spoke.
+    public var role: Role
+    /// What was said.
+    public var content: String
+
+    /// Creates a turn.
+    public init(role: Role, content: String) {
+        self.role = role
+        self.content = content
     }
 }
 

@@ -157,6 +157,7 @@ actor ModelRegistry {
                 manifest.model.quantization = model.quantization ?? old.model.quantization
                 manifest.model.contextLength = model.contextLength ?? old.model.contextLength
                 manifest.model.downloadSize = model.downloadSize ?? old.model.downloadSize
+                manifest.model.memoryRequirement = model.memoryRequirement ?? old.model.memoryRequirement
             }
         }
         try write(manifest, to: url)
@@ -169,6 +170,11 @@ actor ModelRegistry {
         var stored = model
         stored.isDownloaded = true
         let dir = layout.modelDirectory(id: model.id, framework: model.framework)
+        // A GGUF is read once here: what its header says joins the registry, and a file that is not a
+        // valid GGUF is reported now rather than at load time.
+        if stored.format == .gguf, let primary = Self.primaryFile(of: stored, records: files) {
+            stored = try GGUFInspector.enrich(stored, primaryFile: dir.appendingPathComponent(primary))
+        }
         let manifest = ModelManifest(model: stored, files: files, downloadedAt: Date())
         try write(manifest, to: dir.appendingPathComponent("manifest.json"))
         return resolve(manifest, dir: dir)

@@ -92,9 +92,10 @@ struct DownloadSpecSnippetTests {
     func snippets() async throws {
         let f = try SDKFixture()
         defer { f.cleanUp() }
-        let body = testBytes(3_000_000)
+        // A real (tiny, random-weight) GGUF, so the registry can read its header once it is installed.
+        let body = [UInt8](GGUFWriter.tinyModel(TinyModelSpec()).data())
         f.server.setRoute("/Qwen3-0.6B.gguf", LoopbackRoute(body: body, etag: "\"q\"", bandwidthBytesPerSecond: 4_000_000,
-                                                             plan: [.dropAfter(bytes: 1_000_000)]))
+                                                             plan: [.dropAfter(bytes: body.count / 3)]))
         try await RunAnywhere.$instance.withValue(f.sdk) {
             let local = try await RunAnywhere.registerModel(name: "Qwen3 0.6B (local)", url: f.server.url("/Qwen3-0.6B.gguf").absoluteString,
                                                             framework: .llamaCpp, modality: .language)
@@ -111,7 +112,7 @@ struct DownloadSpecSnippetTests {
             let picker = await MainActor.run { ModelPicker() }
             try await picker.download(local.id)
             let listed = await picker.models
-            #expect(listed.contains { $0.id == local.id && $0.isDownloaded })
+            #expect(listed.contains { $0.id == local.id && $0.isDownloaded && $0.architecture == "llama" })
             #expect(await picker.fraction == 1)
             #expect(await picker.downloading == nil)
             #expect(f.server.requests.last?.header("Range") != nil)

@@ -29,7 +29,8 @@ struct SDKFixture {
     @discardableResult
     func register(_ id: String, body: [UInt8], path: String? = nil, sha: Bool = true, size: Bool = true,
                   route: (inout LoopbackRoute) -> Void = { _ in }) async throws -> ModelInfo {
-        let path = path ?? "/\(id).gguf"
+        // `.bin`, not `.gguf`: the registry reads a GGUF's header when it is installed, and these bytes are random.
+        let path = path ?? "/\(id).bin"
         var r = LoopbackRoute(body: body, etag: "\"\(id)-v1\"")
         route(&r)
         server.setRoute(path, r)
@@ -104,6 +105,18 @@ struct ModelDownloadTests {
         #expect(progress.last?.fraction == 1)
     }
 
+    @Test("a .gguf that is not a valid GGUF is refused and not left installed")
+    func invalidGGUF() async throws {
+        let f = try SDKFixture()
+        defer { f.cleanUp() }
+        try await f.register("fake", body: testBytes(10_000), path: "/fake.gguf")
+        await #expect {
+            _ = try await collect(try await f.sdk.models.download(id: "fake"))
+        } throws: { ($0 as? RunAnywhereError)?.code == .invalidModelFormat }
+        #expect(await f.sdk.models.get(id: "fake")?.isDownloaded == false)
+        #expect(listTree(f.sdk.models.storageRoot.appendingPathComponent("models/llamaCpp/fake")) == ["manifest.json"])
+    }
+
     @Test("throws modelNotFound and invalidConfiguration up front")
     func badIDs() async throws {
         let f = try SDKFixture()
@@ -132,9 +145,9 @@ struct ModelDownloadTests {
         #expect(await f.sdk.models.isResumable(id: "slow"))
         #expect(await f.sdk.models.get(id: "slow")?.isDownloaded == false)
 
-        var route = try #require(f.server.route("/slow.gguf"))
+        var route = try #require(f.server.route("/slow.bin"))
         route.bandwidthBytesPerSecond = nil
-        f.server.setRoute("/slow.gguf", route)
+        f.server.setRoute("/slow.bin", route)
         var resumedBytes: Int64 = -1
         var completed: ModelInfo?
         for try await event in try await f.sdk.models.download(id: "slow") {
@@ -237,7 +250,7 @@ struct ModelDownloadTests {
         try f.sdk.setHfToken("hf_secret")
         let body = testBytes(100_000)
         cdn.setRoute("/blob", LoopbackRoute(body: body, etag: "\"b\""))
-        try await f.register("gated", body: body, path: "/owner/repo/resolve/main/gated.gguf") {
+        try await f.register("gated", body: body, path: "/owner/repo/resolve/main/gated.bin") {
             $0.fallback = .redirect(to: cdn.url("/blob").absoluteString)
             $0.linkedSHA256 = try? sha256Hex(body)
         }

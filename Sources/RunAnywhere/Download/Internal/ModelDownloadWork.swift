@@ -73,7 +73,14 @@ struct ModelDownloadWork: Sendable {
         } else {
             records = try files.enumerated().map { i, file in try install(file, verified: verified[i]) }
         }
-        let info = try await registry.markDownloaded(model, files: records)
+        let info: ModelInfo
+        do {
+            info = try await registry.markDownloaded(model, files: records)
+        } catch {
+            // The registry refused the files (an invalid GGUF, say): do not leave them looking installed.
+            removeInstalled(records)
+            throw error
+        }
         cleanDownloadDirectory()
         return info
     }
@@ -178,6 +185,21 @@ struct ModelDownloadWork: Sendable {
         if let size = FileSystem.fileSize(url) { return [ModelManifest.FileRecord(relativePath: relative, sizeBytes: size, sha256: nil)] }
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: url.path) else { return [] }
         return names.sorted().flatMap { regularFiles(below: relative + "/" + $0) }
+    }
+
+    /// Deletes installed files (and the folders they emptied) from the model folder; the manifest stays.
+    private func removeInstalled(_ records: [ModelManifest.FileRecord]) {
+        let fm = FileManager.default
+        for record in records {
+            try? fm.removeItem(at: modelDirectory.appendingPathComponent(record.relativePath))
+            var parts = record.relativePath.split(separator: "/").dropLast()
+            while !parts.isEmpty {
+                let folder = modelDirectory.appendingPathComponent(parts.joined(separator: "/"))
+                guard (try? fm.contentsOfDirectory(atPath: folder.path))?.isEmpty == true else { break }
+                try? fm.removeItem(at: folder)
+                parts = parts.dropLast()
+            }
+        }
     }
 
     private func cleanDownloadDirectory() {

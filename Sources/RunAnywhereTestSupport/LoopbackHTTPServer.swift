@@ -33,9 +33,12 @@ public final class LoopbackHTTPServer: Sendable {
 
     deinit { core.stop() }
 
-    /// The absolute URL of `path` on this server (`path` starts with `/`).
+    /// The absolute URL of `path` on this server (`path` starts with `/`; characters a URL cannot hold are
+    /// percent-encoded).
     public func url(_ path: String) -> URL {
-        URL(string: "http://127.0.0.1:\(core.port)\(path)")!
+        if let url = URL(string: "http://127.0.0.1:\(core.port)\(path)") { return url }
+        let encoded = path.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed) ?? ""
+        return URL(string: "http://127.0.0.1:\(core.port)\(encoded)") ?? baseURL
     }
 
     /// Adds or replaces the route for `path` (matched exactly, then without the query string).

@@ -5,7 +5,7 @@ import RunAnywhere
 @main
 struct CLI {
     static let commands: [any Command.Type] = [
-        ModelsCommand.self, PsCommand.self, DemoCommand.self,
+        ModelsCommand.self, RunCommand.self, ChatCommand.self, PsCommand.self, DemoCommand.self,
     ]
 
     static func main() async {

@@ -7,7 +7,7 @@ enum ModelsCommand: Command {
     static let summary = "List, inspect, download, register, refresh and remove models"
 
     static let subcommands: [any Command.Type] = [
-        ModelsListCommand.self, ModelsInfoCommand.self, ModelsRegisterCommand.self,
+        ModelsListCommand.self, ModelsInfoCommand.self, PullCommand.self, ModelsRegisterCommand.self,
         ModelsRefreshCommand.self, ModelsRemoveCommand.self,
     ]
 

@@ -110,9 +110,12 @@ public final class LLMService: Sendable {
 }
 
 extension ModelManager {
-    /// Downloads a model and waits for the verified files. (Until the downloader is wired in, a model
-    /// that is not on disk is reported as such.)
+    /// Downloads a model and waits for its verified files; progress is visible to anyone else
+    /// downloading the same id (the transfer is shared).
     func downloadToCompletion(id: String) async throws -> ModelInfo {
-        throw RunAnywhereError(.modelNotDownloaded, "Model '\(id)' is not on disk; download it first.", modelId: id)
+        for try await event in try await download(id: id) {
+            if case .completed(let model) = event { return model }
+        }
+        throw RunAnywhereError(.downloadFailed, "The download of '\(id)' ended without completing.", modelId: id)
     }
 }

@@ -109,7 +109,7 @@ void ra_rms_norm_heads(ra_pool *pool, float *x, const float *w, int64_t rows, in
 
 typedef struct {
     float *x; int64_t rows, row_stride, n_heads, head_dim; const int32_t *pos;
-    int n_dims; float freq_base, freq_scale; int neox;
+    int n_dims; float freq_base, freq_scale; const float *freq_factors; int neox;
 } ra_rope_ctx;
 
 static void ra_rope_row(const ra_rope_ctx *c, int64_t t) {
@@ -118,7 +118,7 @@ static void ra_rope_row(const ra_rope_ctx *c, int64_t t) {
     const float theta_scale = powf(c->freq_base, -2.0f / (float)c->n_dims);
     float theta = (float)c->pos[t];
     for (int i = 0; i < half; i++) {        // theta_i = pos * base^(-2i/n_dims), built up by products like ggml
-        const float th = theta * c->freq_scale;
+        const float th = (c->freq_factors ? theta / c->freq_factors[i] : theta) * c->freq_scale;
         cs[i] = cosf(th);
         sn[i] = sinf(th);
         theta *= theta_scale;
@@ -150,12 +150,12 @@ static void ra_rope_task(void *p, int ith, int nth) {
 }
 
 void ra_rope(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t n_heads, int64_t head_dim,
-             const int32_t *pos, int n_dims, float freq_base, float freq_scale, int neox) {
+             const int32_t *pos, int n_dims, float freq_base, float freq_scale, const float *freq_factors, int neox) {
     if (n_dims > head_dim) n_dims = (int)head_dim;
     if (n_dims > 1024) n_dims = 1024;
     n_dims &= ~1;
     if (n_dims <= 0) return;
-    ra_rope_ctx c = { x, rows, row_stride, n_heads, head_dim, pos, n_dims, freq_base, freq_scale, neox };
+    ra_rope_ctx c = { x, rows, row_stride, n_heads, head_dim, pos, n_dims, freq_base, freq_scale, freq_factors, neox };
     if (rows == 1) ra_rope_task(&c, 0, 1);
     else ra_pool_run(pool, ra_rope_task, &c);
 }

@@ -54,9 +54,10 @@ void ra_rms_norm_heads(ra_pool *pool, float *x, const float *w, int64_t rows, in
 /// Rotary position embedding in place. x: `rows` rows (one per token), each `row_stride` floats apart,
 /// holding n_heads heads of head_dim. Token t is at position pos[t]. The first n_dims dimensions of each
 /// head are rotated; neox = 0: pairs (2i, 2i+1) (llama), neox = 1: pairs (i, i + n_dims/2) (qwen2/3).
-/// theta_i = pos * freq_scale * freq_base^(-2i/n_dims).
+/// theta_i = pos * freq_scale * freq_base^(-2i/n_dims) / freq_factors[i] (freq_factors may be NULL: all 1;
+/// else n_dims/2 values, as the rope_freqs.weight tensor of Llama 3.1+).
 void ra_rope(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t n_heads, int64_t head_dim,
-             const int32_t *pos, int n_dims, float freq_base, float freq_scale, int neox);
+             const int32_t *pos, int n_dims, float freq_base, float freq_scale, const float *freq_factors, int neox);
 
 /// x = softmax(x) over n values.
 void ra_softmax(float *x, int64_t n);

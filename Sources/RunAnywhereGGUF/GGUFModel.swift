@@ -28,6 +28,8 @@ public final class GGUFModel: @unchecked Sendable {
     public let file: GGUFFile
     /// Architecture and sizes, for display and memory estimates.
     public let description: GGUFModelDescription
+    /// The model's tokenizer.
+    public let tokenizer: GGUFTokenizer
     let config: TransformerConfig
     let weights: TransformerWeights
 
@@ -45,6 +47,7 @@ public final class GGUFModel: @unchecked Sendable {
         config = try TransformerConfig(file: file)
         weights = try TransformerWeights(file: file, config: config)
         description = try GGUFModelDescription(file: file)
+        tokenizer = try GGUFTokenizer(file: file)
     }
 
     /// Number of logits per position (rows of the output matrix).

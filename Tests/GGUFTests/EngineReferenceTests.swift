@@ -11,6 +11,7 @@ struct ReferencePrompt {
     let lastTopK: [(id: Int32, logit: Float)]
     let greedyIDs: [Int32]
     let greedyMargins: [Float]
+    let greedyText: String
 }
 
 /// A reference file: prompts and the model's tensor types.
@@ -38,7 +39,8 @@ struct ReferenceFile {
                 promptArgmaxMargin: try floats("prompt_argmax_margin"),
                 lastTopK: top.map { (Int32($0[0]), Float($0[1])) },
                 greedyIDs: try ints("greedy_ids"),
-                greedyMargins: try floats("greedy_margins"))
+                greedyMargins: try floats("greedy_margins"),
+                greedyText: try #require(r["greedy_text"] as? String))
         }
     }
 
@@ -112,5 +114,21 @@ struct EngineReferenceTests {
             let matching = zip(greedy, p.greedyIDs).filter { $0 == $1 }.count
             print("engine-reference: \(name) \"\(p.prompt)\": top-20 max |diff| \(worst) (relative \(worst / scale)); greedy equal for \(matching) of \(p.greedyIDs.count) tokens (teacher-forced), \(comparable) steps with a clear margin")
         }
+    }
+
+    @Test("stories260K continues \"Once upon a time\" exactly like llama.cpp, from text to streamed text")
+    func storiesGreedyText() throws {
+        let (model, reference) = try Self.load("stories260K")
+        let p = try #require(reference.prompts.first { $0.prompt == "Once upon a time" })
+        #expect(model.tokenizer.encode(p.prompt) == p.promptIDs)
+        let context = try GGUFContext(model: model, contextLength: 128, threads: 1)
+        var text = ""
+        let stats = try context.generate(prompt: model.tokenizer.encode(p.prompt), sampling: .greedy,
+                                         maxTokens: p.greedyIDs.count, stop: [],
+                                         shouldContinue: { true }, onText: { text += $0 })
+        #expect(stats.tokens == p.greedyIDs)
+        #expect(stats.finishReason == .maxTokens)
+        #expect(stats.promptTokens == p.promptIDs.count)
+        #expect(text == p.greedyText)
     }
 }

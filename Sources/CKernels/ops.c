@@ -371,5 +371,8 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
 #else
     c.simd = 0;
 #endif
-    ra_pool_run(pool, ra_attn_task, &c);
+    // Small problems (decode over a short cache) are not worth waking the pool.
+    const int64_t work = p->n_tokens * p->n_head * (p->pos0 + p->n_tokens) * p->head_dim;
+    if (work < 32768) ra_attn_task(&c, 0, 1);
+    else ra_pool_run(pool, ra_attn_task, &c);
 }

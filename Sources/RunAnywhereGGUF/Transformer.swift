@@ -126,11 +126,15 @@ final class Transformer: @unchecked Sendable {
                 ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
             }
             var act = prepare(xn, for: layer.q, rows: nT)
-            matmul(layer.q, act, rows: nT, into: q)
-            if layer.k.activationType != layer.q.activationType { act = prepare(xn, for: layer.k, rows: nT) }
-            matmul(layer.k, act, rows: nT, into: k)
-            if layer.v.activationType != layer.k.activationType { act = prepare(xn, for: layer.v, rows: nT) }
-            matmul(layer.v, act, rows: nT, into: v)
+            if layer.k.activationType == layer.q.activationType && layer.v.activationType == layer.q.activationType {
+                matmul([(layer.q, q), (layer.k, k), (layer.v, v)], act, rows: nT)
+            } else {
+                matmul(layer.q, act, rows: nT, into: q)
+                act = prepare(xn, for: layer.k, rows: nT)
+                matmul(layer.k, act, rows: nT, into: k)
+                act = prepare(xn, for: layer.v, rows: nT)
+                matmul(layer.v, act, rows: nT, into: v)
+            }
             if let b = layer.qBias { addBias(b, to: q, n: qDim, rows: nT) }
             if let b = layer.kBias { addBias(b, to: k, n: kvDim, rows: nT) }
             if let b = layer.vBias { addBias(b, to: v, n: kvDim, rows: nT) }
@@ -164,9 +168,13 @@ final class Transformer: @unchecked Sendable {
                 ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
             }
             act = prepare(xn, for: layer.gate, rows: nT)
-            matmul(layer.gate, act, rows: nT, into: gate)
-            if layer.up.activationType != layer.gate.activationType { act = prepare(xn, for: layer.up, rows: nT) }
-            matmul(layer.up, act, rows: nT, into: up)
+            if layer.up.activationType == layer.gate.activationType {
+                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nT)
+            } else {
+                matmul(layer.gate, act, rows: nT, into: gate)
+                act = prepare(xn, for: layer.up, rows: nT)
+                matmul(layer.up, act, rows: nT, into: up)
+            }
             ra_silu_mul(pool, gate, up, Int64(nT * f))
             act = prepare(gate, for: layer.down, rows: nT)
             matmul(layer.down, act, rows: nT, into: tmp)
@@ -194,6 +202,15 @@ final class Transformer: @unchecked Sendable {
     private func matmul(_ m: WeightMatrix, _ act: UnsafeRawPointer, rows: Int, into out: UnsafeMutablePointer<Float>) {
         ra_matmul_par(pool, Int32(bitPattern: m.type.rawValue), m.data, Int64(m.columns), Int64(m.rows), act,
                       Int64(rows), out, Int64(m.rows))
+    }
+
+    /// Several products of the same activations in one pass of the pool.
+    private func matmul(_ jobs: [(WeightMatrix, UnsafeMutablePointer<Float>)], _ act: UnsafeRawPointer, rows: Int) {
+        let list = jobs.map { m, out in
+            ra_matmul_job(weight_type: Int32(bitPattern: m.type.rawValue), w: m.data, n: Int64(m.columns), rows: Int64(m.rows),
+                          x: act, nb: Int64(rows), out: out, out_stride: Int64(m.rows))
+        }
+        list.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
     }
 
     private func addBias(_ b: [Float], to y: UnsafeMutablePointer<Float>, n: Int, rows: Int) {

@@ -109,6 +109,22 @@ void ra_quantize_rows_par(ra_pool *pool, int type, const float *x, int64_t n, in
 void ra_matmul_par(ra_pool *pool, int weight_type, const void *w, int64_t n, int64_t rows,
                    const void *x, int64_t nb, float *out, int64_t out_stride);
 
+/// One matrix product of a ra_matmul_jobs call: out[b * out_stride + r] = dot(row r of w, row b of x).
+typedef struct {
+    int weight_type;
+    const void *w;
+    int64_t n;
+    int64_t rows;
+    const void *x;
+    int64_t nb;
+    float *out;
+    int64_t out_stride;
+} ra_matmul_job;
+
+/// Runs several independent matrix products (e.g. q, k and v of one layer) in one pass of the pool,
+/// rows of all jobs shared out in chunks: one synchronisation instead of one per product.
+void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count);
+
 /// Index of the largest value (ties: lowest index). -1 when n <= 0.
 int64_t ra_argmax(const float *x, int64_t n);
 

@@ -12,6 +12,7 @@ struct BPESession {
     private var prev: [Int32] = []
     private var next: [Int32] = []
     private var heap = BinaryHeap<BPEBigram>()
+    private var cache = WordCache()
 
     /// Words longer than this use the heap instead of a quadratic scan.
     static let quadraticLimit = 48
@@ -38,7 +39,16 @@ struct BPESession {
         for end in wordEnds {
             let s = Int(fragment.byteOffsets[startCp]), e = Int(fragment.byteOffsets[Int(end)])
             startCp = Int(end)
-            encodeWord(UnsafeBufferPointer(rebasing: bytes[s..<e]), v, &output)
+            let word = UnsafeBufferPointer(rebasing: bytes[s..<e])
+            if word.count < 2 || word.count > WordCache.maxWordLength {
+                encodeWord(word, v, &output)
+                continue
+            }
+            let hash = WordCache.hash(word)
+            if cache.append(word, hash: hash, to: &output) { continue }
+            let before = output.count
+            encodeWord(word, v, &output)
+            cache.insert(word, hash: hash, ids: output[before...])
         }
     }
 
@@ -149,5 +159,81 @@ struct BPESession {
         for b in ByteLevelMapping.encode(raw) {
             if let id = v.textTable.lookup([b]) { output.append(id) }
         }
+    }
+}
+
+/// Ids of words already encoded during one `encode` call. Keys point into the caller's input
+/// buffer, which outlives the session; common words are merged once per call.
+struct WordCache {
+    static let maxWordLength = 32
+    static let maxEntries = 1 << 16
+
+    private struct Entry {
+        var hash: UInt64
+        var key: UnsafePointer<UInt8>
+        var keyLength: Int32
+        var idsStart: Int32
+        var idsCount: Int32
+    }
+
+    private var slots: [Int32] = []   // entry index + 1, or 0
+    private var entries: [Entry] = []
+    private var ids: [Int32] = []
+    private var mask = 0
+
+    @inline(__always)
+    static func hash(_ word: UnsafeBufferPointer<UInt8>) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in word { h = (h ^ UInt64(b)) &* 0x100_0000_01b3 }
+        return h ^ (h >> 31)
+    }
+
+    /// Appends the cached ids of `word` and returns true, or returns false when not cached.
+    @inline(__always)
+    func append(_ word: UnsafeBufferPointer<UInt8>, hash: UInt64, to output: inout [Int32]) -> Bool {
+        guard mask != 0, let base = word.baseAddress else { return false }
+        var i = Int(truncatingIfNeeded: hash) & mask
+        while true {
+            let slot = Int(slots[i])
+            if slot == 0 { return false }
+            let e = entries[slot - 1]
+            if e.hash == hash, Int(e.keyLength) == word.count, memcmpEqual(e.key, base, word.count) {
+                output.append(contentsOf: ids[Int(e.idsStart)..<Int(e.idsStart + e.idsCount)])
+                return true
+            }
+            i = (i + 1) & mask
+        }
+    }
+
+    mutating func insert(_ word: UnsafeBufferPointer<UInt8>, hash: UInt64, ids newIds: ArraySlice<Int32>) {
+        guard entries.count < WordCache.maxEntries, let base = word.baseAddress else { return }
+        if (entries.count + 1) * 2 > slots.count { grow() }
+        entries.append(Entry(hash: hash, key: base, keyLength: Int32(word.count),
+                             idsStart: Int32(ids.count), idsCount: Int32(newIds.count)))
+        ids.append(contentsOf: newIds)
+        place(entries.count - 1)
+    }
+
+    private mutating func place(_ e: Int) {
+        var i = Int(truncatingIfNeeded: entries[e].hash) & mask
+        while slots[i] != 0 { i = (i + 1) & mask }
+        slots[i] = Int32(e + 1)
+    }
+
+    private mutating func grow() {
+        let size = max(1024, slots.count * 2)
+        slots = [Int32](repeating: 0, count: size)
+        mask = size - 1
+        for e in 0..<entries.count { place(e) }
+    }
+
+    @inline(__always)
+    private func memcmpEqual(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Bool {
+        var k = 0
+        while k < n {
+            if a[k] != b[k] { return false }
+            k += 1
+        }
+        return true
     }
 }

@@ -28,8 +28,8 @@ extension TokenizerVocabulary {
                 }
             }
         case .bytePairEncoding:
-            var session = BPESession()
             bytes.withUnsafeBufferPointer { buf in
+                var session = BPESession()   // its word cache points into `buf`
                 for fragment in fragments {
                     switch fragment {
                     case .text(let range):

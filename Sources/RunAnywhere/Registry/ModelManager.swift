@@ -33,7 +33,8 @@ public final class ModelManager: Sendable {
         self.catalogError = catalogError
         registry = ModelRegistry(layout: layout, builtIn: builtIn)
         downloads = DownloadCoordinator(layout: layout, registry: registry, tokens: tokens)
-        residency = ResidencyManager(memoryBudget: configuration.memoryBudgetBytes, maxResident: configuration.maxResidentModels)
+        residency = ResidencyManager(backends: [NativeBackend()], memoryBudget: configuration.memoryBudgetBytes,
+                                     maxResident: configuration.maxResidentModels)
     }
 
     /// The storage root in use.

@@ -169,6 +169,17 @@ actor ModelRegistry {
     func markDownloaded(_ model: ModelInfo, files: [ModelManifest.FileRecord]) throws -> ModelInfo {
         var stored = model
         stored.isDownloaded = true
+        // Sizes learnt from the bytes themselves fill what the catalog did not know.
+        if case .archive = stored.artifact {} else {
+            let sizes = Dictionary(files.map { ($0.relativePath, $0.sizeBytes) }, uniquingKeysWith: { a, _ in a })
+            let filled = stored.artifact.files.map { f -> ModelFileDescriptor in
+                var f = f
+                if f.sizeBytes == nil { f.sizeBytes = sizes[f.fileName] }
+                return f
+            }
+            if case .multiFile = stored.artifact { stored.artifact = .multiFile(filled) } else if let one = filled.first { stored.artifact = .singleFile(one) }
+            if stored.downloadSize == nil { stored.downloadSize = stored.artifact.totalSizeBytes }
+        }
         let dir = layout.modelDirectory(id: model.id, framework: model.framework)
         // A GGUF is read once here: what its header says joins the registry, and a file that is not a
         // valid GGUF is reported now rather than at load time.

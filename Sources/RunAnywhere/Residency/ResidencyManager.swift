@@ -30,10 +30,15 @@ actor ResidencyManager {
     /// Where available memory comes from (replaceable in tests).
     private let availableMemory: @Sendable () -> Int64?
 
-    init(memoryBudget: Int64?, maxResident: Int?, availableMemory: @escaping @Sendable () -> Int64? = SystemMemory.loadableBytes) {
+    init(backends: [any InferenceBackend], memoryBudget: Int64?, maxResident: Int?,
+         availableMemory: @escaping @Sendable () -> Int64? = SystemMemory.loadableBytes) {
         self.memoryBudget = memoryBudget
         self.maxResident = maxResident
         self.availableMemory = availableMemory
+        for b in backends where self.backends[b.id] == nil {
+            self.backends[b.id] = b
+            backendOrder.append(b.id)
+        }
     }
 
     func register(_ backend: any InferenceBackend) {

@@ -33,7 +33,7 @@ enum ChatCommand: Command {
             case "/exit", "/quit", "/bye":
                 return ExitCode.ok
             case "/ps":
-                print(PsCommand.render(await RunAnywhere.models.state()))
+                print(PsCommandRenderer.render(await RunAnywhere.models.state(), root: RunAnywhere.models.storageRoot))
                 continue
             case "/unload":
                 try await RunAnywhere.models.unload(id: id)

@@ -49,6 +49,7 @@ enum Output {
 
     /// Writes to stderr.
     static func stderr(_ text: String, terminator: String = "\n") {
+        fflush(nil)  // keep the order of stdout and stderr lines when both go to one file
         FileHandle.standardError.write(Data((text + terminator).utf8))
     }
 

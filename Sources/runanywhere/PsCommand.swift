@@ -19,12 +19,15 @@ enum PsCommand: Command {
         if args.flag("json") {
             try Output.json(state)
         } else {
-            print(render(state))
+            print(PsCommandRenderer.render(state, root: RunAnywhere.models.storageRoot))
         }
         return ExitCode.ok
     }
+}
 
-    static func render(_ state: ModelsState) -> String {
+/// The text of `ps` (also used by `chat` and `demo`).
+enum PsCommandRenderer {
+    static func render(_ state: ModelsState, root: URL) -> String {
         var out = ""
         if state.loaded.isEmpty {
             out += "No models loaded in this process.\n"
@@ -33,7 +36,7 @@ enum PsCommand: Command {
                 [$0.id, $0.backend.rawValue, "\($0.contextLength)", "\($0.threads)", ByteFormatter.string($0.memoryBytes), String(format: "%.2f s", $0.loadSeconds)]
             }) + "\n"
         }
-        out += "Storage: \(ByteFormatter.string(state.storageUsedBytes)) of models in \(RunAnywhere.models.storageRoot.path)"
+        out += "Storage: \(ByteFormatter.string(state.storageUsedBytes)) of models in \(root.path)"
         if let free = state.storageFreeBytes { out += ", \(ByteFormatter.string(free)) free" }
         return out
     }

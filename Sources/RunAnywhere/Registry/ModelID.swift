@@ -1,5 +1,4 @@
 import Foundation
-import CCrypto
 
 /// Rules for model ids: they name folders, so they must be safe as one.
 public enum ModelID {
@@ -52,17 +51,6 @@ public enum ModelID {
 
     /// ``stem(of:)`` plus 8 hex digits of the URL's SHA-256: stable and unique per URL.
     public static func hashed(from url: URL) -> String {
-        "\(stem(of: url))-\(SHA256Digest.hex(of: Data(url.absoluteString.utf8)).prefix(8))"
-    }
-}
-
-/// One-shot SHA-256 through OpenSSL.
-enum SHA256Digest {
-    static func hex(of data: Data) -> String {
-        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
-        data.withUnsafeBytes { raw in
-            _ = SHA256(raw.bindMemory(to: UInt8.self).baseAddress, raw.count, &digest)
-        }
-        return digest.map { String(format: "%02x", $0) }.joined()
+        "\(stem(of: url))-\(SHA256Hasher.hexDigest(of: Array(url.absoluteString.utf8)).prefix(8))"
     }
 }

@@ -129,12 +129,12 @@ enum FileSystem {
         return Int64(s.f_bavail) * Int64(s.f_frsize)
     }
 
-    /// Total size of the regular files below a folder.
+    /// Total size of the regular files below a folder (registry manifests not counted).
     static func directorySize(_ url: URL) -> Int64 {
         guard let e = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey]) else { return 0 }
         var total: Int64 = 0
         for case let f as URL in e {
-            if let v = try? f.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey]), v.isRegularFile == true {
+            if f.lastPathComponent != "manifest.json", let v = try? f.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey]), v.isRegularFile == true {
                 total += Int64(v.fileSize ?? 0)
             }
         }

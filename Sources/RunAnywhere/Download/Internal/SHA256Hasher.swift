@@ -40,12 +40,23 @@ package final class SHA256Hasher {
         var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
         var length: UInt32 = 0
         _ = EVP_DigestFinal_ex(context, &digest, &length)
-        let hex = digest.prefix(Int(length)).map { byte in
+        let hex = Self.hex(digest.prefix(Int(length)))
+        finished = hex
+        return hex
+    }
+
+    /// SHA-256 of bytes in memory, as 64 lower-case hex digits (OpenSSL's one-shot digest; cannot fail).
+    package static func hexDigest(of bytes: [UInt8]) -> String {
+        var digest = [UInt8](repeating: 0, count: Int(SHA256_DIGEST_LENGTH))
+        bytes.withUnsafeBufferPointer { _ = SHA256($0.baseAddress, $0.count, &digest) }
+        return hex(digest[...])
+    }
+
+    private static func hex(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.map { byte in
             let s = String(byte, radix: 16)
             return byte < 16 ? "0" + s : s
         }.joined()
-        finished = hex
-        return hex
     }
 
     /// A hasher that has already seen the first `length` bytes of the file at `path` (to resume a download).

@@ -243,5 +243,17 @@ actor ResidencyManager {
         r.activeCalls = max(0, r.activeCalls - 1)
         r.info.lastUsedAt = Date()
         residents[id] = r
+        enforceResidentLimit(keeping: id)
+    }
+
+    /// A load may exceed `maxResidentModels` while a model it would evict is generating; once that call ends,
+    /// the least recently used idle models go.
+    private func enforceResidentLimit(keeping id: String) {
+        guard let maxResident else { return }
+        while residents.count > maxResident {
+            let idle = residents.filter { $0.key != id && $0.value.activeCalls == 0 }
+            guard let victim = idle.min(by: { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }) else { return }
+            residents[victim.key] = nil
+        }
     }
 }

@@ -119,6 +119,39 @@ public enum ModelArtifact: Sendable, Hashable, Codable {
         }
     }
 
+    /// Whether two artifacts name the same files from the same places. Sizes and checksums count only
+    /// where both sides know them, so an artifact whose sizes were learnt by downloading still matches
+    /// the registration that did not know them.
+    public func isSameSource(as other: ModelArtifact) -> Bool {
+        func same(_ a: ModelFileDescriptor, _ b: ModelFileDescriptor) -> Bool {
+            a.url == b.url && a.fileName == b.fileName && a.role == b.role
+                && (a.sizeBytes == nil || b.sizeBytes == nil || a.sizeBytes == b.sizeBytes)
+                && (a.sha256 == nil || b.sha256 == nil || a.sha256 == b.sha256)
+        }
+        switch (self, other) {
+        case (.singleFile(let a), .singleFile(let b)): return same(a, b)
+        case (.archive(let a, let sa), .archive(let b, let sb)): return sa == sb && same(a, b)
+        case (.multiFile(let a), .multiFile(let b)): return a.count == b.count && zip(a, b).allSatisfy(same)
+        default: return false
+        }
+    }
+
+    /// This artifact with the sizes and checksums it lacks taken from `other` (file by file, same order).
+    func filling(from other: ModelArtifact) -> ModelArtifact {
+        func fill(_ a: ModelFileDescriptor, _ b: ModelFileDescriptor) -> ModelFileDescriptor {
+            var a = a
+            if a.sizeBytes == nil { a.sizeBytes = b.sizeBytes }
+            if a.sha256 == nil { a.sha256 = b.sha256 }
+            return a
+        }
+        switch (self, other) {
+        case (.singleFile(let a), .singleFile(let b)): return .singleFile(fill(a, b))
+        case (.archive(let a, let s), .archive(let b, _)): return .archive(fill(a, b), structure: s)
+        case (.multiFile(let a), .multiFile(let b)) where a.count == b.count: return .multiFile(zip(a, b).map(fill))
+        default: return self
+        }
+    }
+
     /// The sum of the known file sizes, or nil when any is unknown.
     public var totalSizeBytes: Int64? {
         var total: Int64 = 0

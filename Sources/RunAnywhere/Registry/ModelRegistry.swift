@@ -139,7 +139,7 @@ actor ModelRegistry {
         try ModelID.validate(model.id)
         for file in model.artifact.files { try Self.validate(file) }
         if let existing = all().first(where: { $0.id == model.id }) {
-            if existing.source == .builtIn, model.source != .builtIn, existing.artifact != model.artifact {
+            if existing.source == .builtIn, model.source != .builtIn, !existing.artifact.isSameSource(as: model.artifact) {
                 throw RunAnywhereError(.invalidConfiguration, "Id '\(model.id)' belongs to a built-in catalog model; register yours under another id.", modelId: model.id)
             }
         }
@@ -148,7 +148,8 @@ actor ModelRegistry {
         var manifest = ModelManifest(model: model)
         if let old = try? readManifest(url) {
             // Same id again: keep what is on disk if the files are the same ones.
-            if old.model.artifact == model.artifact {
+            if old.model.artifact.isSameSource(as: model.artifact) {
+                manifest.model.artifact = model.artifact.filling(from: old.model.artifact)
                 manifest.files = old.files
                 manifest.downloadedAt = old.downloadedAt
                 manifest.model.isDownloaded = old.model.isDownloaded

@@ -35,7 +35,11 @@ let package = Package(
         ),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
-        .target(name: "RunAnywhereTestSupport", dependencies: ["RunAnywhere", "RunAnywhereGGUF"]),
+        .target(
+            name: "RunAnywhereTestSupport",
+            dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
+            swiftSettings: [.unsafeFlags(["-O"])]   // fixture writers generate megabytes of weights
+        ),
 
         // The command-line tool.
         .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),

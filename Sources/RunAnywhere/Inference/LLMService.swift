@@ -60,22 +60,22 @@ public final class LLMService: Sendable {
         }
         await lease.lock.acquire()
         let handle = lease.handle
-        defer {
-            Task {
-                await lease.lock.release()
-                await self.models.residency.endLease(id, handle: handle)
-            }
-        }
         let firstToken = Mutex<Double?>(nil)
         let text = Mutex<String>("")
         let request = BackendGenerationRequest(prompt: prompt, options: options)
-        let stats = try await BlockingWork.run(name: "runanywhere-generate") { flag in
-            try handle.generate(request, onText: { piece in
-                firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
-                text.withLock { $0 += piece }
-                continuation.yield(.text(piece))
-            }, shouldContinue: { !flag.isCancelled })
-        }
+        let outcome = await Result(catching: {
+            try await BlockingWork.run(name: "runanywhere-generate") { flag in
+                try handle.generate(request, onText: { piece in
+                    firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
+                    text.withLock { $0 += piece }
+                    continuation.yield(.text(piece))
+                }, shouldContinue: { !flag.isCancelled })
+            }
+        })
+        // Hand the model back before reporting, so an unload right after this call frees it at once.
+        await lease.lock.release()
+        await models.residency.endLease(id, handle: handle)
+        let stats = try outcome.get()
         let ttft = (firstToken.withLock { $0 } ?? monotonicSeconds()) - start
         let result = GenerationResult(
             text: text.withLock { $0 }, modelId: id, backend: lease.info.backend,
@@ -106,6 +106,13 @@ public final class LLMService: Sendable {
         }
         _ = try await models.residency.load(model, options: loadOptions, evictIfNeeded: true)
         return id
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The outcome of an async throwing body, as a value.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }
 

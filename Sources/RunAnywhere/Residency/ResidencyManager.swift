@@ -184,7 +184,7 @@ actor ResidencyManager {
         func evictOne() -> Bool {
             let idle = residents.filter { $0.key != id && $0.value.activeCalls == 0 }
             guard let victim = idle.min(by: { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }) else { return false }
-            residents[victim.key] = nil
+            unload(victim.key)
             return true
         }
         if let maxResident, residents[id] == nil {
@@ -202,7 +202,9 @@ actor ResidencyManager {
     func unload(_ id: String) {
         loading[id]?.task.cancel()
         loading[id] = nil
-        residents[id] = nil
+        guard let removed = residents.removeValue(forKey: id) else { return }
+        // Freed now unless a call still holds it; then the call's end releases it (see endLease).
+        if removed.activeCalls == 0 { SystemMemory.returnFreedMemory() }
     }
 
     /// Unloads every model, or those of one category.
@@ -239,7 +241,11 @@ actor ResidencyManager {
     }
 
     func endLease(_ id: String, handle: any BackendModel) {
-        guard var r = residents[id], r.handle === handle else { return }
+        guard var r = residents[id], r.handle === handle else {
+            // The model was unloaded or replaced during the call, which held the last reference.
+            SystemMemory.returnFreedMemory()
+            return
+        }
         r.activeCalls = max(0, r.activeCalls - 1)
         r.info.lastUsedAt = Date()
         residents[id] = r
@@ -253,7 +259,7 @@ actor ResidencyManager {
         while residents.count > maxResident {
             let idle = residents.filter { $0.key != id && $0.value.activeCalls == 0 }
             guard let victim = idle.min(by: { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }) else { return }
-            residents[victim.key] = nil
+            unload(victim.key)
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RunAnywhereGGUF
 
 /// Facts about memory from the system: what is available, the cgroup limit, this process's RSS.
 enum SystemMemory {
@@ -34,6 +35,11 @@ enum SystemMemory {
         let parts = s.split(separator: " ")
         guard parts.count >= 2, let pages = Int64(parts[1]) else { return nil }
         return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    /// Gives freed heap memory back to the system (after a model is released).
+    static func returnFreedMemory() {
+        GGUFEngine.releaseFreedMemory()
     }
 
     /// What a new model may use: the least of MemAvailable and the cgroup's room.

@@ -25,8 +25,13 @@ package enum BlockingWork {
         let flag = CancellationFlag()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+                let work = WorkBox(body)
                 let thread = Thread {
-                    do { continuation.resume(returning: try body(flag)) } catch { continuation.resume(throwing: error) }
+                    // The body (and all it captured) is released before the caller resumes, so nothing the
+                    // work held — a model, a file — outlives the call.
+                    let result: Result<T, any Error>
+                    do { result = .success(try work.take()(flag)) } catch { result = .failure(error) }
+                    continuation.resume(with: result)
                 }
                 thread.name = name
                 thread.start()
@@ -34,6 +39,20 @@ package enum BlockingWork {
         } onCancel: {
             flag.cancel()
         }
+    }
+}
+
+/// Holds a closure until it is taken once.
+private final class WorkBox<T>: @unchecked Sendable {
+    private var body: (@Sendable (CancellationFlag) throws -> T)?
+
+    init(_ body: @escaping @Sendable (CancellationFlag) throws -> T) { self.body = body }
+
+    /// The closure; the box no longer holds it.
+    func take() -> @Sendable (CancellationFlag) throws -> T {
+        guard let b = body else { return { _ in throw CancellationError() } }
+        body = nil
+        return b
     }
 }
 

@@ -56,5 +56,6 @@ let package = Package(
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]
 )

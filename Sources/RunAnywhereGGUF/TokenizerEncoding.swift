@@ -20,7 +20,23 @@ extension TokenizerVocabulary {
                     for b in bytes[range] {
                         if b == 0x20 { escaped.append(contentsOf: [0xE2, 0x96, 0x81]) } else { escaped.append(b) }
                     }
-                    session.tokenize(escaped, vocabulary: self, into: &output)
+                    if spmSplitsAtSpaces {
+                        var segmentStart = 0
+                        var k = 1
+                        while k + 2 < escaped.count {
+                            if escaped[k] == 0xE2, escaped[k + 1] == 0x96, escaped[k + 2] == 0x81,
+                               !(k >= 3 && escaped[k - 3] == 0xE2 && escaped[k - 2] == 0x96 && escaped[k - 1] == 0x81) {
+                                session.tokenize(escaped[segmentStart..<k], vocabulary: self, into: &output)
+                                segmentStart = k
+                                k += 3
+                            } else {
+                                k += 1
+                            }
+                        }
+                        session.tokenize(escaped[segmentStart...], vocabulary: self, into: &output)
+                    } else {
+                        session.tokenize(escaped[...], vocabulary: self, into: &output)
+                    }
                     isPreviousSpecial = false
                 case .token(let id):
                     output.append(id)
@@ -76,14 +92,15 @@ struct SentencePieceSession {
         }
     }
 
-    mutating func tokenize(_ text: [UInt8], vocabulary v: TokenizerVocabulary, into output: inout [Int32]) {
+    mutating func tokenize(_ text: ArraySlice<UInt8>, vocabulary v: TokenizerVocabulary, into output: inout [Int32]) {
         start.removeAll(keepingCapacity: true); length.removeAll(keepingCapacity: true)
         prev.removeAll(keepingCapacity: true); next.removeAll(keepingCapacity: true)
         heap.removeAll()
         var offset = 0
         var index: Int32 = 0
+        let base = text.startIndex
         while offset < text.count {
-            let len = min(utf8SequenceLength(text[offset]), text.count - offset)
+            let len = min(utf8SequenceLength(text[base + offset]), text.count - offset)
             start.append(Int32(offset)); length.append(Int32(len))
             offset += len
             prev.append(index - 1)

@@ -71,6 +71,9 @@ struct TokenizerVocabulary: Sendable {
 
     // SentencePiece: token for each byte (`<0xXX>`, else the one-character token).
     let byteTokens: [Int32]
+    /// SentencePiece: no token has `▁` right after another character, so text can be cut before
+    /// every `▁` that follows a non-`▁` character and the parts merged independently (same result).
+    let spmSplitsAtSpaces: Bool
 
     // BPE, in raw-byte space: symbol id of each raw byte string (vocab ids first, then extra
     // symbols that only exist as merge parts), merges by symbol pair.
@@ -299,6 +302,22 @@ extension TokenizerVocabulary {
             }
         }
         self.byteTokens = byteTokens
+        var splits = kind == .sentencePiece
+        if splits {
+            outer: for i in 0..<n {
+                let t = storage[Int(offsets[i])..<Int(offsets[i + 1])]
+                var k = t.startIndex + 1
+                while k + 2 < t.endIndex {
+                    if t[k] == 0xE2, t[k + 1] == 0x96, t[k + 2] == 0x81,
+                       !(k - 3 >= t.startIndex && t[k - 3] == 0xE2 && t[k - 2] == 0x96 && t[k - 1] == 0x81) {
+                        splits = false
+                        break outer
+                    }
+                    k += 1
+                }
+            }
+        }
+        self.spmSplitsAtSpaces = splits
 
         // BPE tables in raw-byte space.
         var raw = ByteStringTable(capacity: kind == .bytePairEncoding ? n + (meta.merges?.count ?? 0) / 4 : 1)

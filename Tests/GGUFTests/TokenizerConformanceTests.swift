@@ -29,10 +29,14 @@ enum TokenizerTestData {
 
     private static let cache = Mutex<[String: GGUFTokenizer]>([:])
 
-    static func tokenizer(_ name: String) throws -> GGUFTokenizer {
-        if let t = cache.withLock({ $0[name] }) { return t }
-        let t = try GGUFTokenizer(file: GGUFFile(path: vocabPath(name)))
-        cache.withLock { $0[name] = t }
+    /// The tokenizer of a shared vocabulary, optionally with another pre-tokenizer.
+    static func tokenizer(_ name: String, pre: String? = nil) throws -> GGUFTokenizer {
+        let key = name + "|" + (pre ?? "")
+        if let t = cache.withLock({ $0[key] }) { return t }
+        var metadata = try GGUFTokenizer.Metadata(file: GGUFFile(path: vocabPath(name)))
+        if let pre { metadata.pre = pre }
+        let t = try GGUFTokenizer(metadata: metadata)
+        cache.withLock { $0[key] = t }
         return t
     }
 }

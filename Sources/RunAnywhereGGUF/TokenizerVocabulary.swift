@@ -320,14 +320,18 @@ extension TokenizerVocabulary {
         self.spmSplitsAtSpaces = splits
 
         // BPE tables in raw-byte space.
-        var raw = ByteStringTable(capacity: kind == .bytePairEncoding ? n + (meta.merges?.count ?? 0) / 4 : 1)
+        var raw = ByteStringTable(capacity: kind == .bytePairEncoding ? n + 1024 : 1)
         var extras: [[UInt8]] = []
         var byteSymbols = [Int32](repeating: -1, count: 256)
         var mergeTable = MergeTable(capacity: kind == .bytePairEncoding ? (meta.merges?.count ?? 0) : 1)
         if kind == .bytePairEncoding {
-            for i in 0..<n {
-                if let bytes = ByteLevelMapping.decode(meta.tokens[i]), !bytes.isEmpty {
-                    raw.insertIfAbsent(bytes, Int32(i))
+            var decoded: [UInt8] = []
+            storage.withUnsafeBufferPointer { store in
+                for i in 0..<n {
+                    let text = UnsafeBufferPointer(rebasing: store[Int(offsets[i])..<Int(offsets[i + 1])])
+                    if ByteLevelMapping.decode(utf8: text, into: &decoded), !decoded.isEmpty {
+                        raw.insertIfAbsent(decoded, Int32(i))
+                    }
                 }
             }
             func intern(_ bytes: [UInt8]) -> Int32 {
@@ -338,13 +342,16 @@ extension TokenizerVocabulary {
                 return id
             }
             for b in 0..<256 { byteSymbols[b] = intern([UInt8(b)]) }
+            var left: [UInt8] = [], right: [UInt8] = []
             for (rank, line) in (meta.merges ?? []).enumerated() {
                 // llama.cpp splits at the first space after the first character.
-                let utf8 = Array(line.utf8)
-                guard utf8.count >= 2, let split = utf8[1...].firstIndex(of: 0x20) else { continue }
-                guard let left = ByteLevelMapping.decode(String(decoding: utf8[..<split], as: UTF8.self)),
-                      let right = ByteLevelMapping.decode(String(decoding: utf8[(split + 1)...], as: UTF8.self)),
-                      !left.isEmpty, !right.isEmpty else { continue }
+                var line = line
+                let ok: Bool = line.withUTF8 { utf8 in
+                    guard utf8.count >= 2, let split = utf8[1...].firstIndex(of: 0x20) else { return false }
+                    return ByteLevelMapping.decode(utf8: UnsafeBufferPointer(rebasing: utf8[..<split]), into: &left)
+                        && ByteLevelMapping.decode(utf8: UnsafeBufferPointer(rebasing: utf8[(split + 1)...]), into: &right)
+                }
+                guard ok, !left.isEmpty, !right.isEmpty else { continue }
                 let l = intern(left), r = intern(right), result = intern(left + right)
                 mergeTable.insertIfAbsent(l, r, rank: Int32(rank), result: result)
             }

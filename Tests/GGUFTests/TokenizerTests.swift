@@ -172,6 +172,17 @@ struct BPETokenizerTests {
         #expect(t.encode(String(repeating: "a", count: 402)) == [Int32](repeating: aaaa, count: 100) + [aa])
     }
 
+    @Test("long runs of whitespace and letters take linear time with every pre-tokenizer",
+          arguments: ["gpt-2", "llama-bpe", "qwen2", "smollm", "deepseek-llm", "default"])
+    func pathologicalInput(pre: String) throws {
+        let t = try TinyVocab.bpe(pre: pre, merges: [" | ", "a|a"], addBOS: false)
+        let text = String(repeating: " ", count: 100_000) + "x" + String(repeating: "a", count: 100_000) + "\n"
+        let start = Date()
+        let ids = t.encode(text)
+        #expect(Date().timeIntervalSince(start) < 20)
+        #expect(t.decode(ids) == text)
+    }
+
     @Test("user-defined tokens are always split out; control tokens only with parseSpecial")
     func specialTokens() throws {
         let t = try TinyVocab.bpe(pre: "qwen2", merges: [],

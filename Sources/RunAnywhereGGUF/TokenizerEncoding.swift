@@ -21,19 +21,7 @@ extension TokenizerVocabulary {
                         if b == 0x20 { escaped.append(contentsOf: [0xE2, 0x96, 0x81]) } else { escaped.append(b) }
                     }
                     if spmSplitsAtSpaces {
-                        var segmentStart = 0
-                        var k = 1
-                        while k + 2 < escaped.count {
-                            if escaped[k] == 0xE2, escaped[k + 1] == 0x96, escaped[k + 2] == 0x81,
-                               !(k >= 3 && escaped[k - 3] == 0xE2 && escaped[k - 2] == 0x96 && escaped[k - 1] == 0x81) {
-                                session.tokenize(escaped[segmentStart..<k], vocabulary: self, into: &output)
-                                segmentStart = k
-                                k += 3
-                            } else {
-                                k += 1
-                            }
-                        }
-                        session.tokenize(escaped[segmentStart...], vocabulary: self, into: &output)
+                        tokenizeSegments(escaped, &session, &output)
                     } else {
                         session.tokenize(escaped[...], vocabulary: self, into: &output)
                     }
@@ -58,6 +46,41 @@ extension TokenizerVocabulary {
         }
         if addSpecial && addEOS, let eos { output.append(eos) }
         return output
+    }
+}
+
+extension TokenizerVocabulary {
+    /// SentencePiece text cut before every `▁` that follows another character; each segment is
+    /// merged on its own (see `spmSplitsAtSpaces`), repeated segments once per call.
+    func tokenizeSegments(_ escaped: [UInt8], _ session: inout SentencePieceSession, _ output: inout [Int32]) {
+        var cache = WordCache()   // keys point into `escaped`, which outlives it
+        escaped.withUnsafeBufferPointer { buf in
+            func segment(_ start: Int, _ end: Int) {
+                let word = UnsafeBufferPointer(rebasing: buf[start..<end])
+                guard word.count <= WordCache.maxWordLength else {
+                    session.tokenize(escaped[start..<end], vocabulary: self, into: &output)
+                    return
+                }
+                let hash = WordCache.hash(word)
+                if cache.append(word, hash: hash, to: &output) { return }
+                let before = output.count
+                session.tokenize(escaped[start..<end], vocabulary: self, into: &output)
+                cache.insert(word, hash: hash, ids: output[before...])
+            }
+            var segmentStart = 0
+            var k = 1
+            while k + 2 < buf.count {
+                if buf[k] == 0xE2, buf[k + 1] == 0x96, buf[k + 2] == 0x81,
+                   !(k >= 3 && buf[k - 3] == 0xE2 && buf[k - 2] == 0x96 && buf[k - 1] == 0x81) {
+                    segment(segmentStart, k)
+                    segmentStart = k
+                    k += 3
+                } else {
+                    k += 1
+                }
+            }
+            if segmentStart < buf.count { segment(segmentStart, buf.count) }
+        }
     }
 }
 

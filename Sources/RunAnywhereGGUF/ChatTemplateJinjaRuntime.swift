@@ -90,6 +90,8 @@ extension Jinja {
             }
         }
 
+        /// A JSON string literal as transformers' `tojson` writes it (`json.dumps` with
+        /// `ensure_ascii=False`): only quotes, backslashes and control characters are escaped.
         static func jsonString(_ s: String) -> String {
             var out = "\""
             for u in s.unicodeScalars {
@@ -99,14 +101,11 @@ extension Jinja {
                 case "\n": out += "\\n"
                 case "\r": out += "\\r"
                 case "\t": out += "\\t"
+                case "\u{08}": out += "\\b"
+                case "\u{0C}": out += "\\f"
                 default:
-                    if u.value < 0x20 || u.value > 0x7E {
-                        if u.value > 0xFFFF {
-                            let v = u.value - 0x10000
-                            out += String(format: "\\u%04x\\u%04x", 0xD800 + (v >> 10), 0xDC00 + (v & 0x3FF))
-                        } else {
-                            out += String(format: "\\u%04x", u.value)
-                        }
+                    if u.value < 0x20 {
+                        out += String(format: "\\u%04x", u.value)
                     } else {
                         out.unicodeScalars.append(u)
                     }

@@ -110,6 +110,9 @@ struct ChatTemplateTests {
         #expect(render("{{ {'a': [1, 'b']} | tojson }} {{ 'a,b'.split(',') | join('+') }} {{ 'Hi'.upper() ~ 1 }}")
             == "{\"a\": [1, \"b\"]} a+b HI1")
         #expect(render("{% for m in messages if m.role == 'assistant' %}{{ m.content }}{% endfor %}") == "Yo")
+        // transformers' tojson: json.dumps(ensure_ascii=False), indent separators ",\n" and ": ".
+        #expect(render("{{ 'é\"\\n' | tojson }}") == "\"é\\\"\\n\"")
+        #expect(render("{{ {'k': [1]} | tojson(indent=2) }}") == "{\n  \"k\": [\n    1\n  ]\n}")
         #expect(render("{% for i in range(5) %}{% if i == 3 %}{% break %}{% endif %}{{ i }}{% endfor %}") == "012")
     }
 

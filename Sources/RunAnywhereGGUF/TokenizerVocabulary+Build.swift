@@ -139,4 +139,25 @@ extension TokenizerVocabulary {
         }
         return (pieces, pieceOffsets)
     }
+
+    /// Per-model whitespace stripping around special tokens, set by llama.cpp from the
+    /// pre-tokenizer, architecture and model name (Phi-3: strip after special tokens).
+    static func setStripAttributes(_ meta: GGUFTokenizer.Metadata, specials: [Int32], table: ByteStringTable,
+                                   attributes: inout [TokenAttributes]) {
+        func set(_ text: String, _ attribute: TokenAttributes, _ on: Bool) {
+            guard let id = table.lookup(Array(text.utf8)) else { return }
+            if on { attributes[Int(id)].insert(attribute) } else { attributes[Int(id)].remove(attribute) }
+        }
+        let pre = meta.pre ?? "", arch = meta.architecture ?? "", name = (meta.modelName ?? "").lowercased()
+        if ["jina-v2-de", "jina-v2-es", "jina-v2-code"].contains(where: { pre.contains($0) })
+            || ["nomic-bert-moe", "jina-bert-v3"].contains(where: { arch.contains($0) }) {
+            set("<mask>", .lstrip, true)
+        } else if name.contains("phi-3") || name.contains("phi3") {
+            for id in specials { attributes[Int(id)].insert(.rstrip) }
+            set("</s>", .rstrip, true)
+            for text in ["<unk>", "<s>", "<|endoftext|>"] { set(text, .rstrip, false) }
+        } else if name.contains("modern-bert") {
+            set("[MASK]", .lstrip, true)
+        }
+    }
 }

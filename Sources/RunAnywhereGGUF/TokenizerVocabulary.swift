@@ -7,6 +7,10 @@ struct TokenAttributes: OptionSet, Sendable, Hashable {
     static let control = TokenAttributes(rawValue: 1 << 3)
     static let userDefined = TokenAttributes(rawValue: 1 << 4)
     static let byte = TokenAttributes(rawValue: 1 << 5)
+    /// Whitespace before the token is dropped when it is split out of text.
+    static let lstrip = TokenAttributes(rawValue: 1 << 7)
+    /// Whitespace after the token is dropped when it is split out of text.
+    static let rstrip = TokenAttributes(rawValue: 1 << 8)
 
     init(rawValue: UInt16) { self.rawValue = rawValue }
 
@@ -192,7 +196,6 @@ extension TokenizerVocabulary {
         self.textOffsets = offsets
         self.textTable = table
         self.scores = scores
-        self.attributes = attrs
         self.bos = bos; self.eos = eos; self.eot = eot; self.eom = eom
         self.unk = unk; self.sep = sep; self.pad = pad
         self.endOfGeneration = eog
@@ -206,10 +209,12 @@ extension TokenizerVocabulary {
             let la = offsets[Int(a) + 1] - offsets[Int(a)], lb = offsets[Int(b) + 1] - offsets[Int(b)]
             return la != lb ? la > lb : a < b
         }
-        self.specialMatcherAll = SpecialTokenMatcher(tokens: specials, storage: storage, offsets: offsets)
+        TokenizerVocabulary.setStripAttributes(meta, specials: specials, table: table, attributes: &attrs)
+        self.attributes = attrs
+        self.specialMatcherAll = SpecialTokenMatcher(tokens: specials, storage: storage, offsets: offsets, attributes: attrs)
         self.specialMatcherUserDefined = SpecialTokenMatcher(
             tokens: specials.filter { attrs[Int($0)].isDisjoint(with: [.control, .unknown]) },
-            storage: storage, offsets: offsets)
+            storage: storage, offsets: offsets, attributes: attrs)
 
         // SentencePiece byte fallback tokens.
         var byteTokens = [Int32](repeating: -1, count: 256)

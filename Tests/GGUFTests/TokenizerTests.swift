@@ -6,7 +6,7 @@ import Testing
 enum TinyVocab {
     /// SentencePiece vocabulary: <unk> <s> </s>, 256 byte tokens, then `pieces` with scores.
     static func sentencePiece(_ pieces: [(String, Float)], extraTypes: [String: Int32] = [:],
-                              addBOS: Bool? = nil) throws -> GGUFTokenizer {
+                              addBOS: Bool? = nil, modelName: String? = nil) throws -> GGUFTokenizer {
         var tokens = ["<unk>", "<s>", "</s>"]
         var types: [Int32] = [2, 3, 3]
         var scores: [Float] = [0, 0, 0]
@@ -17,7 +17,7 @@ enum TinyVocab {
             tokens.append(text); types.append(extraTypes[text] ?? 1); scores.append(score)
         }
         return try GGUFTokenizer(metadata: .init(model: "llama", pre: "default", tokens: tokens, scores: scores,
-                                                 tokenTypes: types, addBOS: addBOS))
+                                                 tokenTypes: types, addBOS: addBOS, modelName: modelName))
     }
 
     /// The GPT-2 byte-to-character mapping.
@@ -100,6 +100,22 @@ struct SentencePieceTokenizerTests {
         #expect(t.encode("hello</s>", addSpecial: false, parseSpecial: true).last == 2)
         #expect(t.isEndOfGeneration(2))
         #expect(!t.isEndOfGeneration(1))
+    }
+
+    @Test("Phi-3 models drop the whitespace after special tokens, others keep it")
+    func phi3RightStrip() throws {
+        let pieces = Self.pieces + [("<|user|>", 0), ("<|end|>", 0), ("<|assistant|>", 0)]
+        let types: [String: Int32] = ["<|user|>": 3, "<|end|>": 3, "<|assistant|>": 3]
+        let phi = try TinyVocab.sentencePiece(pieces, extraTypes: types, modelName: "Phi-3-mini-4k-instruct")
+        let other = try TinyVocab.sentencePiece(pieces, extraTypes: types)
+        let user = try #require(phi.tokenId(forText: "<|user|>")), end = try #require(phi.tokenId(forText: "<|end|>"))
+        let assistant = try #require(phi.tokenId(forText: "<|assistant|>"))
+        let hello = try #require(phi.tokenId(forText: "▁hello"))
+        let prompt = "<|user|>\nhello<|end|>\n<|assistant|>\n"
+        #expect(phi.encode(prompt, addSpecial: false, parseSpecial: true) == [user, hello, end, assistant])
+        let plain = other.encode(prompt, addSpecial: false, parseSpecial: true)
+        #expect(plain.count > 4)
+        #expect(plain.contains(3 + 0x0A))   // the newline survives as byte token <0x0A>
     }
 
     @Test("metadata add_bos_token false is respected")

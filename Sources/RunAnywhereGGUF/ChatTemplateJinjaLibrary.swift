@@ -177,6 +177,14 @@ extension Jinja.Interpreter {
                 return name == "selectattr" ? ok : !ok
             }
             return .array(kept)
+        case "select", "reject":
+            let testName = args.first?.text
+            let testArgs = Array(args.dropFirst())
+            let kept = try (v.items ?? []).filter { item in
+                let ok = try testName.map { try applyTest($0, item, testArgs) } ?? item.isTruthy
+                return name == "select" ? ok : !ok
+            }
+            return .array(kept)
         case "indent":
             var width = 4
             if case .int(let w)? = args.first { width = w }

@@ -17,13 +17,16 @@ struct ChatTemplateTests {
         "qwen2": ChatTemplateFixtures.qwen2, "smollm2": ChatTemplateFixtures.smollm2,
         "llama3": ChatTemplateFixtures.llama3, "llama2": ChatTemplateFixtures.llama2,
         "qwen25": ChatTemplateFixtures.qwen25, "qwen3": ChatTemplateFixtures.qwen3,
-        "llama32": ChatTemplateFixtures.llama32,
+        "llama32": ChatTemplateFixtures.llama32, "llama33": ChatTemplateFixtures.llama33,
+        "gemma2": ChatTemplateFixtures.gemma2, "phi35": ChatTemplateFixtures.phi35,
+        "mistralnemo": ChatTemplateFixtures.mistralnemo,
     ]
+    static let bos = ["llama2": "<s>", "mistralnemo": "<s>", "gemma2": "<bos>", "phi35": "<s>"]
+    static let eos = ["llama2": "</s>", "mistralnemo": "</s>", "gemma2": "<eos>", "phi35": "<|endoftext|>"]
 
     static func template(_ name: String) -> ChatTemplate {
-        let isLlama2 = name == "llama2"
-        var t = ChatTemplate(source: sources[name] ?? "", bosToken: isLlama2 ? "<s>" : "<|begin_of_text|>",
-                             eosToken: isLlama2 ? "</s>" : "<|eot_id|>")
+        var t = ChatTemplate(source: sources[name] ?? "", bosToken: bos[name] ?? "<|begin_of_text|>",
+                             eosToken: eos[name] ?? "<|eot_id|>")
         t.currentDate = Calendar.current.date(from: DateComponents(year: 2026, month: 3, day: 7, hour: 12))
         return t
     }
@@ -36,8 +39,12 @@ struct ChatTemplateTests {
         #expect(!cases.isEmpty)
         for c in cases {
             let messages = try #require(Self.conversations[c.conversation])
-            let expected = try #require(c.output)
             let got = template.render(messages, addGenerationPrompt: c.addGenerationPrompt, enableThinking: c.enableThinking)
+            guard let expected = c.output else {
+                // The template raises (Gemma 2 has no system role): the family's built-in format is used.
+                #expect(!got.isEmpty)
+                continue
+            }
             #expect(got == expected, "\(name) \(c.conversation) gen=\(c.addGenerationPrompt) thinking=\(String(describing: c.enableThinking))")
         }
     }
@@ -50,6 +57,9 @@ struct ChatTemplateTests {
         #expect(Self.template("llama3").family == "llama3")
         #expect(Self.template("llama32").family == "llama3")
         #expect(Self.template("llama2").family == "llama2")
+        #expect(Self.template("mistralnemo").family == "llama2")
+        #expect(Self.template("gemma2").family == "gemma")
+        #expect(Self.template("phi35").family == "phi3")
     }
 
     @Test("Qwen3 without enable_thinking leaves the think block to the model; false closes it")
@@ -110,6 +120,8 @@ struct ChatTemplateTests {
         #expect(render("{{ {'a': [1, 'b']} | tojson }} {{ 'a,b'.split(',') | join('+') }} {{ 'Hi'.upper() ~ 1 }}")
             == "{\"a\": [1, \"b\"]} a+b HI1")
         #expect(render("{% for m in messages if m.role == 'assistant' %}{{ m.content }}{% endfor %}") == "Yo")
+        #expect(render("{{ ['a', 'code_interpreter', 'b'] | reject('equalto', 'code_interpreter') | join(', ') }}") == "a, b")
+        #expect(render("{{ messages | selectattr('role', 'equalto', 'user') | list | length }}") == "1")
         // transformers' tojson: json.dumps(ensure_ascii=False), indent separators ",\n" and ": ".
         #expect(render("{{ 'é\"\\n' | tojson }}") == "\"é\\\"\\n\"")
         #expect(render("{{ {'k': [1]} | tojson(indent=2) }}") == "{\n  \"k\": [\n    1\n  ]\n}")

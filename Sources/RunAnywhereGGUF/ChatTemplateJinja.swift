@@ -125,14 +125,16 @@ enum Jinja {
     static func parse(_ source: String) throws -> [Node] {
         let pieces = try lex(source)
         var index = 0
-        let (nodes, end) = try parseNodes(pieces, &index, until: [])
+        let (nodes, end) = try parseNodes(pieces, &index, until: [], depth: 0)
         if let end { throw Error(message: "unexpected {% \(end) %}") }
         return nodes
     }
 
     /// Parses nodes until a statement whose first word is in `until` (returned, not consumed
     /// further than its own piece) or the end.
-    private static func parseNodes(_ pieces: [Piece], _ i: inout Int, until: Set<String>) throws -> ([Node], String?) {
+    private static func parseNodes(_ pieces: [Piece], _ i: inout Int, until: Set<String>,
+                                   depth: Int) throws -> ([Node], String?) {
+        guard depth <= 100 else { throw Error(message: "blocks nested too deeply") }
         var nodes: [Node] = []
         while i < pieces.count {
             let piece = pieces[i]
@@ -157,14 +159,14 @@ enum Jinja {
                     var elseNodes: [Node] = []
                     var currentCond = cond
                     while true {
-                        let (body, end) = try parseNodes(pieces, &i, until: ["elif", "else", "endif"])
+                        let (body, end) = try parseNodes(pieces, &i, until: ["elif", "else", "endif"], depth: depth + 1)
                         guard let end else { throw Error(message: "missing endif") }
                         branches.append((currentCond, body))
                         guard case .statement(let endSt) = pieces[i] else { throw Error(message: "bad if") }
                         i += 1
                         if end == "endif" { break }
                         if end == "else" {
-                            let (body2, end2) = try parseNodes(pieces, &i, until: ["endif"])
+                            let (body2, end2) = try parseNodes(pieces, &i, until: ["endif"], depth: depth + 1)
                             guard end2 == "endif" else { throw Error(message: "missing endif") }
                             i += 1
                             elseNodes = body2
@@ -186,12 +188,12 @@ enum Jinja {
                     if p.consume(.name("if")) { filter = try p.parseExpression() }
                     _ = p.consume(.name("recursive"))
                     try p.expectEnd()
-                    let (body, end) = try parseNodes(pieces, &i, until: ["else", "endfor"])
+                    let (body, end) = try parseNodes(pieces, &i, until: ["else", "endfor"], depth: depth + 1)
                     guard let end else { throw Error(message: "missing endfor") }
                     i += 1
                     var elseNodes: [Node] = []
                     if end == "else" {
-                        let (b2, e2) = try parseNodes(pieces, &i, until: ["endfor"])
+                        let (b2, e2) = try parseNodes(pieces, &i, until: ["endfor"], depth: depth + 1)
                         guard e2 == "endfor" else { throw Error(message: "missing endfor") }
                         i += 1
                         elseNodes = b2
@@ -213,7 +215,7 @@ enum Jinja {
                 case "continue":
                     nodes.append(.continueLoop)
                 case "generation":
-                    let (body, end) = try parseNodes(pieces, &i, until: ["endgeneration"])
+                    let (body, end) = try parseNodes(pieces, &i, until: ["endgeneration"], depth: depth + 1)
                     guard end != nil else { throw Error(message: "missing endgeneration") }
                     i += 1
                     nodes.append(contentsOf: body)

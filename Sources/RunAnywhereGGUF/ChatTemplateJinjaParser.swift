@@ -74,6 +74,16 @@ extension Jinja {
     struct ExprParser {
         var tokens: [Token]
         var pos = 0
+        /// Nesting depth of parentheses, lists, dicts and calls (bounded: templates are untrusted input).
+        var depth = 0
+        static let maxDepth = 100
+        /// Operators and postfix operations in one tag (each nests the tree one level deeper).
+        var operations = 0
+
+        mutating func grow() throws {
+            operations += 1
+            guard operations <= 1000 else { throw Error(message: "expression too long") }
+        }
         var tokenizeError: Error?
 
         init(_ source: String) {
@@ -96,12 +106,15 @@ extension Jinja {
 
         mutating func parseExpression() throws -> Expr {
             if let e = tokenizeError { throw e }
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= ExprParser.maxDepth else { throw Error(message: "expression nested too deeply") }
             return try parseOr(allowConditional: true)
         }
 
         mutating func parseOr(allowConditional: Bool) throws -> Expr {
             var left = try parseAnd()
-            while consume(.name("or")) { left = .binary("or", left, try parseAnd()) }
+            while consume(.name("or")) { try grow(); left = .binary("or", left, try parseAnd()) }
             if allowConditional, consume(.name("if")) {
                 let cond = try parseOr(allowConditional: false)
                 var other: Expr? = nil
@@ -113,18 +126,24 @@ extension Jinja {
 
         mutating func parseAnd() throws -> Expr {
             var left = try parseNot()
-            while consume(.name("and")) { left = .binary("and", left, try parseNot()) }
+            while consume(.name("and")) { try grow(); left = .binary("and", left, try parseNot()) }
             return left
         }
 
         mutating func parseNot() throws -> Expr {
-            if consume(.name("not")) { return .unary("not", try parseNot()) }
+            if consume(.name("not")) {
+                depth += 1
+                defer { depth -= 1 }
+                guard depth <= ExprParser.maxDepth else { throw Error(message: "expression nested too deeply") }
+                return .unary("not", try parseNot())
+            }
             return try parseComparison()
         }
 
         mutating func parseComparison() throws -> Expr {
             var left = try parseConcat()
             while true {
+                try grow()
                 if let t = peek(), case .punct(let op) = t, ["==", "!=", "<", ">", "<=", ">="].contains(op) {
                     advance(); left = .binary(op, left, try parseConcat())
                 } else if consume(.name("in")) {
@@ -140,14 +159,14 @@ extension Jinja {
 
         mutating func parseConcat() throws -> Expr {
             var left = try parseAdditive()
-            while consume(.punct("~")) { left = .binary("~", left, try parseAdditive()) }
+            while consume(.punct("~")) { try grow(); left = .binary("~", left, try parseAdditive()) }
             return left
         }
 
         mutating func parseAdditive() throws -> Expr {
             var left = try parseMultiplicative()
             while let t = peek(), case .punct(let op) = t, op == "+" || op == "-" {
-                advance(); left = .binary(op, left, try parseMultiplicative())
+                advance(); try grow(); left = .binary(op, left, try parseMultiplicative())
             }
             return left
         }
@@ -155,14 +174,21 @@ extension Jinja {
         mutating func parseMultiplicative() throws -> Expr {
             var left = try parseUnary()
             while let t = peek(), case .punct(let op) = t, ["*", "/", "//", "%"].contains(op) {
-                advance(); left = .binary(op, left, try parseUnary())
+                advance(); try grow(); left = .binary(op, left, try parseUnary())
             }
             return left
         }
 
         mutating func parseUnary() throws -> Expr {
-            if consume(.punct("-")) { return .unary("-", try parseUnary()) }
-            if consume(.punct("+")) { return try parseUnary() }
+            if peek() == .punct("-") || peek() == .punct("+") {
+                let negate = peek() == .punct("-")
+                advance()
+                depth += 1
+                defer { depth -= 1 }
+                guard depth <= ExprParser.maxDepth else { throw Error(message: "expression nested too deeply") }
+                let operand = try parseUnary()
+                return negate ? .unary("-", operand) : operand
+            }
             return try parsePostfix(try parsePrimary())
         }
 
@@ -185,6 +211,7 @@ extension Jinja {
         mutating func parsePostfix(_ base: Expr) throws -> Expr {
             var e = base
             while true {
+                try grow()
                 if consume(.punct(".")) {
                     guard case .name(let n)? = peek() else { throw Error(message: "expected attribute name") }
                     advance(); e = .attribute(e, n)

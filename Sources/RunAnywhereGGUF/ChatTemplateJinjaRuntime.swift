@@ -128,6 +128,10 @@ extension Jinja {
     struct Interpreter {
         var scopes: [[String: Value]]
         var output = ""
+        /// Work budget: templates are untrusted input, so rendering stops (and the caller falls
+        /// back to the built-in format) after this many steps or this much output.
+        var stepsLeft = 500_000
+        static let maxOutputBytes = 8 << 20
         let now: Date
 
         init(globals: [String: Value], now: Date) {
@@ -147,6 +151,10 @@ extension Jinja {
 
         mutating func run(_ nodes: [Node]) throws -> Flow {
             for node in nodes {
+                stepsLeft -= 1
+                guard stepsLeft > 0, output.utf8.count <= Interpreter.maxOutputBytes else {
+                    throw Error(message: "template rendering exceeded its work budget")
+                }
                 switch node {
                 case .text(let t):
                     output += t
@@ -176,6 +184,8 @@ extension Jinja {
                     if let filter {
                         var kept: [Value] = []
                         for item in items {
+                            stepsLeft -= 1
+                            guard stepsLeft > 0 else { throw Error(message: "template rendering exceeded its work budget") }
                             scopes.append(bind(targets, item))
                             defer { scopes.removeLast() }
                             if try eval(filter).isTruthy { kept.append(item) }
@@ -184,6 +194,8 @@ extension Jinja {
                     }
                     if items.isEmpty { _ = try run(elseNodes); continue }
                     for (index, item) in items.enumerated() {
+                        stepsLeft -= 1
+                        guard stepsLeft > 0 else { throw Error(message: "template rendering exceeded its work budget") }
                         var scope = bind(targets, item)
                         let n = items.count
                         scope["loop"] = .object([
@@ -365,7 +377,10 @@ extension Jinja {
                     return .double(x + y)
                 }
             case "-", "*", "/", "//", "%":
-                if op == "*", case .string(let s) = a, case .int(let n) = b { return .string(String(repeating: s, count: max(n, 0))) }
+                if op == "*", case .string(let s) = a, case .int(let n) = b {
+                    guard s.utf8.count * max(n, 0) <= Interpreter.maxOutputBytes else { throw Error(message: "string too long") }
+                    return .string(String(repeating: s, count: max(n, 0)))
+                }
                 if case .int(let x) = a, case .int(let y) = b, op != "/" {
                     switch op {
                     case "-": return .int(x - y)

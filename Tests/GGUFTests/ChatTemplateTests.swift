@@ -105,6 +105,24 @@ struct ChatTemplateTests {
         #expect(prompt == "<s>[INST] a [/INST]<s>[INST] b [/INST]")
     }
 
+    @Test("hostile templates fall back instead of crashing or hanging")
+    func hostileTemplates() {
+        let messages = [ChatMessage(role: "user", content: "Hi")]
+        let deepParens = "<|im_start|>{{ " + String(repeating: "(", count: 50_000) + "1" + String(repeating: ")", count: 50_000) + " }}"
+        let longChain = "<|im_start|>{{ " + Array(repeating: "1", count: 50_000).joined(separator: " + ") + " }}"
+        let deepBlocks = "<|im_start|>" + String(repeating: "{% if true %}", count: 5_000) + String(repeating: "{% endif %}", count: 5_000)
+        let endless = "<|im_start|>{% for i in range(100000) %}{% for j in range(100000) %}x{% endfor %}{% endfor %}"
+        let emptyLoops = "<|im_start|>{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}"
+        let huge = "<|im_start|>{{ 'x' * 1000000000 }}"
+        let builtIn = "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n"
+        for source in [deepParens, longChain, deepBlocks, endless, emptyLoops, huge] {
+            let start = Date()
+            let t = ChatTemplate(source: source)
+            #expect(t.render(messages, addGenerationPrompt: true) == builtIn)
+            #expect(Date().timeIntervalSince(start) < 30)
+        }
+    }
+
     @Test("Jinja features: loops, filters, tests, slices, namespace, whitespace control")
     func jinjaFeatures() {
         func render(_ source: String) -> String {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import RunAnywhere
 import RunAnywhereTestSupport
+import RunAnywhereGGUF
 
 @Suite("Generation")
 struct GenerationTests {
@@ -61,6 +62,28 @@ struct GenerationTests {
         #expect(await errorCode { try await llm.generate(prompt: "x", options: LlmOptions(model: id, maxTokens: 0)) } == .invalidConfiguration)
         #expect(await errorCode { try await llm.generate(prompt: "x", options: LlmOptions(model: id, topP: 0)) } == .invalidConfiguration)
         #expect(await errorCode { try await llm.generate(prompt: "x", options: LlmOptions(model: "nope")) } == .modelNotFound)
+    }
+
+    @Test("the model's chat template wraps the prompt (system prompt and history included) unless rawPrompt; without one the prompt goes as written")
+    func chatTemplate() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        var writer = DemoModel.gguf(.forest)
+        let chatml = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+        writer.set("tokenizer.chat_template", .string(chatml))
+        let url = env.mirror.publish("templated.gguf", data: writer.data())
+        let templated = try await env.sdk.registerModel(id: "templated", name: "T", url: url.absoluteString, framework: .llamaCpp, modality: .language)
+        let plain = try await env.demo(.forest)
+        let llm = env.sdk.llm
+        func promptTokens(_ id: String, raw: Bool, system: String? = nil, history: [ChatTurn] = []) async throws -> Int {
+            try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 1, systemPrompt: system, history: history, rawPrompt: raw)).promptTokens
+        }
+        let rawCount = try await promptTokens(templated.id, raw: true)
+        let wrapped = try await promptTokens(templated.id, raw: false)
+        let withSystem = try await promptTokens(templated.id, raw: false, system: "Be brief.")
+        let withHistory = try await promptTokens(templated.id, raw: false, history: [ChatTurn(role: .user, content: "Hi"), ChatTurn(role: .assistant, content: "Hello")])
+        #expect(wrapped > rawCount + 10, "ChatML markup around the prompt: \(wrapped) vs \(rawCount)")
+        #expect(withSystem > wrapped && withHistory > wrapped)
+        #expect(try await promptTokens(plain, raw: true) == promptTokens(plain, raw: false))
     }
 
     @Test("generateStream yields the text in pieces and then the result")

@@ -53,13 +53,13 @@ final class NativeModel: BackendModel, @unchecked Sendable {
     let model: GGUFModel
     let context: GGUFContext
     let modelId: String
-    let template: PromptTemplate?
+    let template: ChatTemplate?
 
     init(model: GGUFModel, context: GGUFContext, modelId: String) {
         self.model = model
         self.context = context
         self.modelId = modelId
-        template = nil
+        template = ChatTemplate(file: model.file)
     }
 
     var memoryBytes: Int64 { Int64(context.memoryBytes) + Int64(model.description.tensorBytes) }
@@ -70,16 +70,19 @@ final class NativeModel: BackendModel, @unchecked Sendable {
             if let system = request.options.systemPrompt, !request.options.rawPrompt { return system + "\n\n" + request.prompt }
             return request.prompt
         }
-        var messages: [(role: String, content: String)] = []
-        if let system = request.options.systemPrompt { messages.append((role: "system", content: system)) }
-        for turn in request.options.history { messages.append((role: turn.role.rawValue, content: turn.content)) }
-        messages.append((role: "user", content: request.prompt))
+        var messages: [ChatMessage] = []
+        if let system = request.options.systemPrompt { messages.append(ChatMessage(role: "system", content: system)) }
+        for turn in request.options.history { messages.append(ChatMessage(role: turn.role.rawValue, content: turn.content)) }
+        messages.append(ChatMessage(role: "user", content: request.prompt))
         return template.render(messages, addGenerationPrompt: true)
     }
 
     func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
         let text = renderPrompt(request)
-        let tokens = model.tokenizer.encode(text, addSpecial: true, parseSpecial: template != nil && !request.options.rawPrompt)
+        let templated = template != nil && !request.options.rawPrompt
+        // A template that writes the BOS text itself (Llama 2/3) must not get a second one.
+        let addSpecial = !(templated && template?.rendersBOS(text) == true)
+        let tokens = model.tokenizer.encode(text, addSpecial: addSpecial, parseSpecial: templated)
         guard !tokens.isEmpty else {
             throw RunAnywhereError(.invalidConfiguration, "The prompt is empty after tokenization.", modelId: modelId)
         }
@@ -98,13 +101,6 @@ final class NativeModel: BackendModel, @unchecked Sendable {
         } catch let error as GGUFError {
             throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' failed: \(error.message).", modelId: modelId)
         }
-    }
-}
-
-/// Placeholder until the engine's chat templates land.
-struct PromptTemplate {
-    func render(_ messages: [(role: String, content: String)], addGenerationPrompt: Bool) -> String {
-        messages.map(\.content).joined(separator: "\n")
     }
 }
 

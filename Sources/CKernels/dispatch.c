@@ -91,6 +91,7 @@ static int path_tables(int path, const ra_dot_table *t[4]) {
 static void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi) {
     *dot = NULL;
     *multi = NULL;
+    ra_kernels_init();
     const int di = dot_index(type);
     if (di < 0) return;
     const ra_dot_table *t[4];

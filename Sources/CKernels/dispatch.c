@@ -96,10 +96,9 @@ static void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi) {
     if (di < 0) return;
     const ra_dot_table *t[4];
     const int k = path_tables(ra_kernel_path(), t);
-    for (int i = 0; i < k && !*dot; i++) {
-        *dot = t[i]->dot[di];
-        // a multi-row kernel is only used from the same path as the dot it stands for
-        if (*dot) *multi = t[i]->multi[di];
+    for (int i = 0; i < k; i++) {
+        if (!*dot) *dot = t[i]->dot[di];
+        if (!*multi) *multi = t[i]->multi[di];
     }
 }
 
@@ -126,13 +125,18 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         return;
     }
     if (multi) {
-        // one weight row against up to 8 activation rows at a time: the row is decoded once per group
-        // while it sits in L1; the activation group (8 rows) stays in L1/L2 across all weight rows
-        enum { NX = 8 };
-        for (int64_t b0 = 0; b0 < nb; b0 += NX) {
-            const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
-            for (int64_t r = r0; r < r1; r++)
-                multi(n, W + r * wrow, X + b0 * xrow, xrow, nx, out + b0 * out_stride + r, out_stride);
+        // One weight row against 4 activation rows at a time: each weight block is decoded once per
+        // group. Row tiles of ~256 KB stay in L2 while every group of activations passes over them.
+        enum { NX = 4 };
+        int64_t tile = (int64_t)(256 * 1024) / (wrow > 0 ? wrow : 1);
+        if (tile < 4) tile = 4;
+        for (int64_t rt = r0; rt < r1; rt += tile) {
+            const int64_t re = rt + tile < r1 ? rt + tile : r1;
+            for (int64_t b0 = 0; b0 < nb; b0 += NX) {
+                const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
+                for (int64_t r = rt; r < re; r++)
+                    multi(n, W + r * wrow, X + b0 * xrow, xrow, nx, out + b0 * out_stride + r, out_stride);
+            }
         }
         return;
     }

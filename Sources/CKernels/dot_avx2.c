@@ -302,11 +302,175 @@ RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
     return hsum_ps(acc);
 }
 
+// ---------------------------------------------------------------------------------------------
+// One weight row against up to 4 activation rows: the weight blocks are decoded once for all of
+// them (prompt processing). The *_m bodies are instantiated for nx = 1..4 so their loops unroll.
+
+#define RA_AVX2_INLINE RA_AVX2 static inline __attribute__((always_inline))
+#define RA_MULTI_WRAPPERS(name)                                                                        \
+    RA_AVX2 static void name(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os) { \
+        switch (nx) {                                                                                  \
+        case 1: name##_m(n, w, x, xs, out, os, 1); break;                                              \
+        case 2: name##_m(n, w, x, xs, out, os, 2); break;                                              \
+        case 3: name##_m(n, w, x, xs, out, os, 3); break;                                              \
+        default: name##_m(n, w, x, xs, out, os, 4); break;                                             \
+        }                                                                                              \
+    }
+
+RA_AVX2_INLINE void multi_q8_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q8_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    for (int64_t i = 0; i < n / 32; i++) {
+        const __m256i wv = _mm256_loadu_si256((const __m256i *)a[i].qs);
+        const __m256i aw = _mm256_sign_epi8(wv, wv);
+        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
+        for (int k = 0; k < nx; k++) {
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q8_0)
+
+RA_AVX2_INLINE void multi_q4_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    for (int64_t i = 0; i < n / 32; i++) {
+        const __m256i wv = _mm256_sub_epi8(nibbles32(a[i].qs), _mm256_set1_epi8(8));
+        const __m256i aw = _mm256_sign_epi8(wv, wv);
+        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
+        for (int k = 0; k < nx; k++) {
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q4_0)
+
+RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_k *a = w;
+    const blk_q8_k *b[4];
+    __m256 acc[4];
+    __m128 accm[4];
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        acc[k] = _mm256_setzero_ps();
+        accm[k] = _mm_setzero_ps();
+    }
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        __m256i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i slo = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 1) + 4 * g)));
+            const __m256i shi = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 3) + 4 * g + 2)));
+            for (int k = 0; k < nx; k++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g));
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g + 32));
+                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), slo);
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), shi);
+                si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
+            }
+        }
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
+        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+        out[k * os] = hsum_ps(acc[k]) - _mm_cvtss_f32(mv);
+    }
+}
+RA_MULTI_WRAPPERS(multi_q4_k)
+
+RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q6_k *a = w;
+    const blk_q8_k *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        __m256i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[k][i].bsums));
+            si[k] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        }
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = a[i].ql + 64 * h;
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            for (int c = 0; c < 4; c++) {
+                const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + c)), pick);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i p = _mm256_maddubs_epi16(q[c], _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 128 * h + 32 * c)));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(p, s));
+                }
+            }
+        }
+        const float dw = ra_f16_table[a[i].d];
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q6_k)
+
+RA_AVX2_INLINE void multi_f16_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const uint16_t *a = w;
+    const uint16_t *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const uint16_t *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 wv = ld_f16(a + i);
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_fmadd_ps(wv, ld_f16(b[k] + i), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        float s = hsum_ps(acc[k]);
+        for (int64_t j = i; j < n; j++) s += h2f(a[j]) * h2f(b[k][j]);
+        out[k * os] = s;
+    }
+}
+RA_MULTI_WRAPPERS(multi_f16)
+
 const ra_dot_table ra_dots_avx2 = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
         [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
+    },
+    .multi = {
+        [RA_DI_F16] = multi_f16, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q8_0] = multi_q8_0,
+        [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q6_K] = multi_q6_k,
     },
 };
 

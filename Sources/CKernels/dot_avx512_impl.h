@@ -164,6 +164,93 @@ RA_TARGET static float dot_q4_0(int64_t n, const void *w, const void *x) {
     return s;
 }
 
+// Fifth bits of two Q5 blocks as 0x10 bytes, in the layout of nibbles64 (bit j of qh <-> element j).
+RA_TARGET static inline __m512i fifth_bits64(const uint8_t *qh0, const uint8_t *qh1) {
+    uint32_t h0, h1;
+    memcpy(&h0, qh0, 4);
+    memcpy(&h1, qh1, 4);
+    return _mm512_maskz_mov_epi8((__mmask64)h0 | ((__mmask64)h1 << 32), _mm512_set1_epi8(0x10));
+}
+
+// Q4_1/Q5_0/Q5_1 take two blocks per step; an odd trailing block is done in scalar code.
+RA_TARGET static float dot_q4_1(int64_t n, const void *w, const void *x) {
+    const blk_q4_1 *a = w;
+    const blk_q8_1 *b = x;
+    const int64_t nb = n / 32;
+    __m512 acc = _mm512_setzero_ps();
+    float sm = 0;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i q = nibbles64(a[i].qs, a[i + 1].qs);
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
+        acc = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p), acc);
+        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s] + ra_f16_table[a[i + 1].m] * ra_f16_table[b[i + 1].s];
+    }
+    float s = _mm512_reduce_add_ps(acc) + sm;
+    for (; i < nb; i++) {
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) sumi += (a[i].qs[j] & 15) * b[i].qs[j] + (a[i].qs[j] >> 4) * b[i].qs[j + 16];
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]) + ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
+    }
+    return s;
+}
+
+RA_TARGET static float dot_q5_0(int64_t n, const void *w, const void *x) {
+    const blk_q5_0 *a = w;
+    const blk_q8_0 *b = x;
+    const int64_t nb = n / 32;
+    __m512 acc = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i q = _mm512_sub_epi8(_mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh)),
+                                          _mm512_set1_epi8(16));
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m512i p = dp_s8s8(_mm512_setzero_si512(), q, y);
+        acc = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p), acc);
+    }
+    float s = _mm512_reduce_add_ps(acc);
+    for (; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, a[i].qh, 4);
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            sumi += (((a[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4)) - 16) * b[i].qs[j];
+            sumi += (((a[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4)) - 16) * b[i].qs[j + 16];
+        }
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
+    }
+    return s;
+}
+
+RA_TARGET static float dot_q5_1(int64_t n, const void *w, const void *x) {
+    const blk_q5_1 *a = w;
+    const blk_q8_1 *b = x;
+    const int64_t nb = n / 32;
+    __m512 acc = _mm512_setzero_ps();
+    float sm = 0;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i q = _mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh));
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
+        acc = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p), acc);
+        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s] + ra_f16_table[a[i + 1].m] * ra_f16_table[b[i + 1].s];
+    }
+    float s = _mm512_reduce_add_ps(acc) + sm;
+    for (; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, a[i].qh, 4);
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            sumi += ((a[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4)) * b[i].qs[j];
+            sumi += ((a[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4)) * b[i].qs[j + 16];
+        }
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]) + ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
+    }
+    return s;
+}
+
 // int16 lane l of the result = scale[base + l / 16] (Q4_K/Q5_K: 32 elements per scale)
 RA_TARGET static inline __m512i idx_k4(int base) {
     return _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16((short)base), _mm512_set1_epi16((short)(base + 1)));
@@ -278,7 +365,7 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
 const ra_dot_table RA_TABLE = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
-        [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0,
+        [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
 };

@@ -33,16 +33,14 @@ int ra_cpu_features(void) {
 
 void ra_set_cpu_features_mask(int mask) { atomic_store_explicit(&g_mask, mask, memory_order_release); }
 
-static inline int has_all(int f, int need) { return (f & need) == need; }
-
 int ra_kernel_path(void) {
     const int f = ra_cpu_features() & atomic_load_explicit(&g_mask, memory_order_acquire);
+#if defined(__x86_64__)
     const int avx2 = RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C;
     const int avx512 = avx2 | RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL;
-#if defined(__x86_64__)
-    if (has_all(f, avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
-    if (has_all(f, avx512)) return RA_PATH_AVX512;
-    if (has_all(f, avx2)) return RA_PATH_AVX2;
+    if ((f & (avx512 | RA_CPU_AVX512VNNI)) == (avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
+    if ((f & avx512) == avx512) return RA_PATH_AVX512;
+    if ((f & avx2) == avx2) return RA_PATH_AVX2;
 #endif
     (void)f;
     return RA_PATH_SCALAR;

@@ -453,6 +453,56 @@ RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs,
 }
 RA_MULTI_WRAPPERS(multi_q4_k)
 
+RA_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q5_k *a = w;
+    const blk_q8_k *b[4];
+    __m512 acc[4];
+    __m128 accm[4];
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        acc[k] = _mm512_setzero_ps();
+        accm[k] = _mm_setzero_ps();
+    }
+    const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
+    const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m512i s16 = _mm512_zextsi256_si512(sm16);
+        const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
+                                _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        __m512i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            si[k] = _mm512_setzero_si512();
+        }
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)a[i].qh);
+        __m512i hq = cat256(qh, _mm256_srli_epi16(qh, 1));
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m512i hb = _mm512_slli_epi16(_mm512_and_si512(hq, one), 4);
+            hq = _mm512_srli_epi16(hq, 2);
+            const __m512i v = _mm512_or_si512(_mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4), hb);
+            for (int k = 0; k < nx; k++) {
+                const __m512i y = _mm512_loadu_si512((const void *)(b[k][i].qs + 64 * g));
+                si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+            }
+        }
+        for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
+        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+        out[k * os] = _mm512_reduce_add_ps(acc[k]) - _mm_cvtss_f32(mv);
+    }
+}
+RA_MULTI_WRAPPERS(multi_q5_k)
+
 RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q6_k *a = w;
     const blk_q8_k *b[4];
@@ -495,7 +545,7 @@ const ra_dot_table RA_TABLE = {
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
-    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q6_K] = multi_q6_k },
+    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k },
 };
 
 #endif

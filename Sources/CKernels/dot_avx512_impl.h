@@ -407,6 +407,37 @@ RA_INLINE void multi_q8_0_m(int64_t n, const void *w, const void *x, int64_t xs,
 }
 RA_MULTI_WRAPPERS(multi_q8_0)
 
+RA_INLINE void multi_q4_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m512 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm512_setzero_ps(); }
+    const int64_t nb = n / 32;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i wv = _mm512_sub_epi8(nibbles64(a[i].qs, a[i + 1].qs), _mm512_set1_epi8(8));
+        const __m512i aw = _mm512_abs_epi8(wv);
+        const __mmask64 neg = _mm512_movepi8_mask(wv);
+        const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[a[i].d]), _mm512_set1_ps(ra_f16_table[a[i + 1].d]));
+        for (int k = 0; k < nx; k++) {
+            const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[k][i].qs), _mm256_loadu_si256((const __m256i *)b[k][i + 1].qs));
+            const __m512i p = dp_u8s8(_mm512_setzero_si512(), aw, _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y));
+            const __m512 dx = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[b[k][i].d]), _mm512_set1_ps(ra_f16_table[b[k][i + 1].d]));
+            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) {
+        float s = _mm512_reduce_add_ps(acc[k]);
+        for (int64_t j = i; j < nb; j++) {
+            int sumi = 0;
+            for (int l = 0; l < 16; l++) sumi += ((a[j].qs[l] & 15) - 8) * b[k][j].qs[l] + ((a[j].qs[l] >> 4) - 8) * b[k][j].qs[l + 16];
+            s += (float)sumi * (ra_f16_table[a[j].d] * ra_f16_table[b[k][j].d]);
+        }
+        out[k * os] = s;
+    }
+}
+RA_MULTI_WRAPPERS(multi_q4_0)
+
 RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q4_k *a = w;
     const blk_q8_k *b[4];
@@ -545,7 +576,7 @@ const ra_dot_table RA_TABLE = {
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
-    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k },
+    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k },
 };
 
 #endif

@@ -35,14 +35,30 @@ let package = Package(
         ),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
-        .target(name: "RunAnywhereTestSupport", dependencies: ["RunAnywhere", "RunAnywhereGGUF"]),
+        .target(
+            name: "RunAnywhereTestSupport",
+            dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
+            swiftSettings: [.unsafeFlags(["-O"])]   // fixture writers generate megabytes of weights
+        ),
 
         // The command-line tool.
         .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
+
+        // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: ["RunAnywhereGGUF"],
+            path: "bench/engine-first/Sources",
+            swiftSettings: [.unsafeFlags(["-O"])]
+        ),
+
+        // The documentation's "complete picker" as a terminal program (built with everything else).
+        .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]
 )

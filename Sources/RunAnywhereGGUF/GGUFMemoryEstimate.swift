@@ -1,0 +1,77 @@
+/// How much memory running a model takes: weights, KV cache and compute scratch.
+///
+/// - `weightsBytes`: what the caller passes (normally ``GGUFModelDescription/tensorBytes``: the tensor
+///   data, which becomes resident as the mapping is read).
+/// - `kvCacheBytes`: `blockCount × contextLength × headCountKV × (keyLength + valueLength) × kvBytesPerElement`.
+/// - `scratchBytes`: F32 buffers for one batch of `batchSize` tokens (see ``scratchBytes(description:contextLength:batchSize:)``).
+///
+/// It does not count the parsed metadata and tokenizer tables, nor allocator overhead.
+public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
+    /// Bytes of weights that will be resident.
+    public var weightsBytes: Int
+    /// Bytes of the key/value cache.
+    public var kvCacheBytes: Int
+    /// Bytes of activations and other per-batch buffers.
+    public var scratchBytes: Int
+    /// The sum of the three.
+    public var totalBytes: Int
+
+    /// Estimates the memory for a model at a context length and batch size.
+    ///
+    /// - Parameters:
+    ///   - description: the model's shape.
+    ///   - weightsBytes: bytes of weights that will be resident (normally `description.tensorBytes`).
+    ///   - contextLength: KV cache length in tokens.
+    ///   - batchSize: most tokens evaluated in one step.
+    ///   - kvBytesPerElement: bytes per cached key/value element (2 for F16, 4 for F32).
+    public init(description: GGUFModelDescription, weightsBytes: Int, contextLength: Int, batchSize: Int, kvBytesPerElement: Int = 2) {
+        let context = max(contextLength, 0)
+        self.weightsBytes = max(weightsBytes, 0)
+        kvCacheBytes = Self.kvCacheBytes(description: description, contextLength: context, bytesPerElement: max(kvBytesPerElement, 0))
+        scratchBytes = Self.scratchBytes(description: description, contextLength: context, batchSize: max(batchSize, 1))
+        totalBytes = Self.sum([self.weightsBytes, kvCacheBytes, scratchBytes])
+    }
+
+    /// Bytes of a KV cache: per layer, per position, `headCountKV × (keyLength + valueLength)` elements.
+    public static func kvCacheBytes(description d: GGUFModelDescription, contextLength: Int, bytesPerElement: Int = 2) -> Int {
+        product([d.blockCount, contextLength, d.headCountKV, sum([d.keyLength, d.valueLength]), bytesPerElement])
+    }
+
+    /// Bytes of F32 scratch for one batch: the hidden state, residual and normed copies; q, k, v and
+    /// the attention output; the feed-forward gate and up projections; the attention scores of every
+    /// query head over the whole context; an activation-quantization buffer; and the logits
+    /// (`vocabSize × batchSize × 4`). Saturates at `Int.max` instead of overflowing.
+    public static func scratchBytes(description d: GGUFModelDescription, contextLength: Int, batchSize: Int) -> Int {
+        let qWidth = product([d.headCount, d.keyLength])
+        let kvWidth = product([d.headCountKV, sum([d.keyLength, d.valueLength])])
+        let attentionOut = product([d.headCount, d.valueLength])
+        let widest = max(d.embeddingLength, d.feedForwardLength, qWidth, attentionOut)
+        let perToken = sum([
+            product([3, d.embeddingLength]),   // hidden, residual, normed
+            qWidth, kvWidth, attentionOut,      // q, k, v, attention output
+            product([2, d.feedForwardLength]), // gate, up
+            product([d.headCount, contextLength]), // attention scores
+            widest,                             // quantized activations (upper bound)
+            d.vocabSize,                        // logits
+        ])
+        return product([perToken, batchSize, 4])
+    }
+
+    private static func product(_ values: [Int]) -> Int {
+        var result = 1
+        for v in values {
+            let (p, overflow) = result.multipliedReportingOverflow(by: max(v, 0))
+            result = overflow ? Int.max : p
+        }
+        return result
+    }
+
+    private static func sum(_ values: [Int]) -> Int {
+        var result = 0
+        for v in values {
+            let (s, overflow) = result.addingReportingOverflow(max(v, 0))
+            result = overflow ? Int.max : s
+        }
+        return result
+    }
+}

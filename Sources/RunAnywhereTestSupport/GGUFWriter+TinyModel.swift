@@ -1,0 +1,212 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import RunAnywhereGGUF
+
+/// A small deterministic random generator (SplitMix64) for reproducible fixtures.
+public struct SeededGenerator: RandomNumberGenerator, Sendable {
+    private var state: UInt64
+
+    /// Creates a generator; the same seed always gives the same sequence.
+    public init(seed: UInt64) { state = seed }
+
+    /// The next 64 random bits.
+    public mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+
+    /// A normally distributed value with mean 0 and the given standard deviation (Box–Muller).
+    public mutating func normal(std: Float) -> Float {
+        let u1 = Double(next() >> 11 | 1) / Double(1 << 53)
+        let u2 = Double(next() >> 11) / Double(1 << 53)
+        return Float((-2 * log(u1)).squareRoot() * cos(2 * Double.pi * u2)) * std
+    }
+}
+
+/// The shape of a tiny random-weight model for tests.
+public struct TinyModelSpec: Sendable, Hashable {
+    /// Which tensor layout and metadata to write.
+    public enum Architecture: String, Sendable, Hashable {
+        /// Llama: normal RoPE, untied output by default.
+        case llama
+        /// Qwen3: per-head q/k RMSNorm, NeoX RoPE, `heads × headDim` may differ from the hidden size.
+        case qwen3
+    }
+
+    /// The architecture.
+    public var architecture: Architecture = .llama
+    /// Vocabulary size (at least 259: `<unk>`, `<s>`, `</s>` and 256 byte tokens).
+    public var vocabSize = 300
+    /// Hidden size.
+    public var embeddingLength = 64
+    /// Number of blocks.
+    public var blockCount = 2
+    /// Query heads.
+    public var headCount = 4
+    /// Key/value heads.
+    public var headCountKV = 2
+    /// Head dimension.
+    public var headDim = 16
+    /// Feed-forward size.
+    public var feedForwardLength = 96
+    /// Trained context length written to metadata.
+    public var contextLength = 512
+    /// RoPE base.
+    public var ropeFreqBase: Float = 10_000
+    /// RMSNorm epsilon.
+    public var rmsNormEpsilon: Float = 1e-5
+    /// Whether the output matrix is the token embedding (no `output.weight`).
+    public var tiedOutput = false
+    /// Type of every 2-D matrix: `.f32`, `.f16` or `.q8_0` (row lengths must then be multiples of 32).
+    public var weightType: GGMLType = .f32
+    /// Standard deviation of the matrix weights.
+    public var weightStd: Float = 0.1
+    /// Random seed.
+    public var seed: UInt64 = 1
+
+    /// The default tiny llama.
+    public init() {}
+}
+
+extension GGUFWriter {
+    /// A writer holding a tiny random-weight model of the given shape: llama.cpp tensor names and
+    /// metadata keys, an SPM-style vocabulary (`<unk>`, `<s>`, `</s>`, `<0x00>`…`<0xFF>`, then `tok<i>`),
+    /// matrices N(0, std) in `weightType`, norm weights uniform in [0.5, 1.5] (F32).
+    ///
+    /// - Precondition: `weightType` is `.f32`, `.f16` or `.q8_0`, and for `.q8_0` every row length
+    ///   is a multiple of 32; `vocabSize >= 259`.
+    public static func tinyModel(_ spec: TinyModelSpec) -> GGUFWriter {
+        precondition([.f32, .f16, .q8_0].contains(spec.weightType), "tinyModel writes F32, F16 or Q8_0 matrices")
+        precondition(spec.vocabSize >= 259, "vocabulary needs at least 259 tokens")
+        let arch = spec.architecture.rawValue
+        var w = GGUFWriter()
+        w.set("general.architecture", .string(arch))
+        w.set("general.name", .string("tiny-\(arch)-test"))
+        let fileType: UInt32 = spec.weightType == .f32 ? 0 : spec.weightType == .f16 ? 1 : 7
+        w.set("general.file_type", .uint32(fileType))
+        w.set("\(arch).context_length", .uint32(UInt32(spec.contextLength)))
+        w.set("\(arch).embedding_length", .uint32(UInt32(spec.embeddingLength)))
+        w.set("\(arch).block_count", .uint32(UInt32(spec.blockCount)))
+        w.set("\(arch).feed_forward_length", .uint32(UInt32(spec.feedForwardLength)))
+        w.set("\(arch).attention.head_count", .uint32(UInt32(spec.headCount)))
+        w.set("\(arch).attention.head_count_kv", .uint32(UInt32(spec.headCountKV)))
+        w.set("\(arch).attention.key_length", .uint32(UInt32(spec.headDim)))
+        w.set("\(arch).attention.value_length", .uint32(UInt32(spec.headDim)))
+        w.set("\(arch).rope.dimension_count", .uint32(UInt32(spec.headDim)))
+        w.set("\(arch).rope.freq_base", .float32(spec.ropeFreqBase))
+        w.set("\(arch).attention.layer_norm_rms_epsilon", .float32(spec.rmsNormEpsilon))
+
+        var tokens: [GGUFValue] = [.string("<unk>"), .string("<s>"), .string("</s>")]
+        var types: [GGUFValue] = [.int32(2), .int32(3), .int32(3)]
+        for b in 0..<256 {
+            let hex = String(b, radix: 16, uppercase: true)
+            tokens.append(.string("<0x\(hex.count == 1 ? "0" + hex : hex)>"))
+            types.append(.int32(6))
+        }
+        while tokens.count < spec.vocabSize {
+            tokens.append(.string("tok\(tokens.count)"))
+            types.append(.int32(1))
+        }
+        w.set("tokenizer.ggml.model", .string("llama"))
+        w.set("tokenizer.ggml.tokens", .array(tokens))
+        w.set("tokenizer.ggml.scores", .array((0..<spec.vocabSize).map { .float32(-Float($0)) }))
+        w.set("tokenizer.ggml.token_type", .array(types))
+        w.set("tokenizer.ggml.unknown_token_id", .uint32(0))
+        w.set("tokenizer.ggml.bos_token_id", .uint32(1))
+        w.set("tokenizer.ggml.eos_token_id", .uint32(2))
+        w.set("tokenizer.ggml.add_bos_token", .bool(true))
+
+        var rng = SeededGenerator(seed: spec.seed)
+        var normRng = SeededGenerator(seed: spec.seed &+ 1_000_003)
+        func matrix(_ name: String, _ cols: Int, _ rows: Int) {
+            let values = (0..<(cols * rows)).map { _ in rng.normal(std: spec.weightStd) }
+            w.addTensor(name: name, shape: [cols, rows], type: spec.weightType, data: encode(values, as: spec.weightType))
+        }
+        func norm(_ name: String, _ n: Int) {
+            let values = (0..<n).map { _ in 0.5 + Float(normRng.next() >> 40) / Float(1 << 24) }
+            w.addTensor(name: name, shape: [n], floats: values)
+        }
+        let e = spec.embeddingLength, q = spec.headCount * spec.headDim, kv = spec.headCountKV * spec.headDim
+        matrix("token_embd.weight", e, spec.vocabSize)
+        if !spec.tiedOutput { matrix("output.weight", e, spec.vocabSize) }
+        norm("output_norm.weight", e)
+        for i in 0..<spec.blockCount {
+            let p = "blk.\(i)."
+            norm(p + "attn_norm.weight", e)
+            matrix(p + "attn_q.weight", e, q)
+            matrix(p + "attn_k.weight", e, kv)
+            matrix(p + "attn_v.weight", e, kv)
+            matrix(p + "attn_output.weight", q, e)
+            if spec.architecture == .qwen3 {
+                norm(p + "attn_q_norm.weight", spec.headDim)
+                norm(p + "attn_k_norm.weight", spec.headDim)
+            }
+            norm(p + "ffn_norm.weight", e)
+            matrix(p + "ffn_gate.weight", e, spec.feedForwardLength)
+            matrix(p + "ffn_up.weight", e, spec.feedForwardLength)
+            matrix(p + "ffn_down.weight", spec.feedForwardLength, e)
+        }
+        return w
+    }
+
+    /// Encodes floats as F32, F16 or Q8_0 bytes (Q8_0: blocks of 32, scale = max|x| / 127 stored as F16,
+    /// values rounded half away from zero).
+    public static func encode(_ values: [Float], as type: GGMLType) -> [UInt8] {
+        var out: [UInt8] = []
+        switch type {
+        case .f32:
+            out.reserveCapacity(values.count * 4)
+            for v in values { withUnsafeBytes(of: v.bitPattern.littleEndian) { out.append(contentsOf: $0) } }
+        case .f16:
+            out.reserveCapacity(values.count * 2)
+            for v in values { withUnsafeBytes(of: halfBits(v).littleEndian) { out.append(contentsOf: $0) } }
+        case .q8_0:
+            precondition(values.count % 32 == 0, "Q8_0 needs a multiple of 32 values")
+            out.reserveCapacity(values.count / 32 * 34)
+            var start = 0
+            while start < values.count {
+                let block = values[start..<start + 32]
+                let amax = block.reduce(Float(0)) { max($0, abs($1)) }
+                let d = amax / 127
+                let inverse: Float = d == 0 ? 0 : 1 / d
+                withUnsafeBytes(of: halfBits(d).littleEndian) { out.append(contentsOf: $0) }
+                for v in block { out.append(UInt8(bitPattern: Int8((v * inverse).rounded(.toNearestOrAwayFromZero)))) }
+                start += 32
+            }
+        default:
+            preconditionFailure("encode(_:as:) handles F32, F16 and Q8_0, not \(type.name)")
+        }
+        return out
+    }
+
+    /// IEEE half-precision bits of `value`, rounded to nearest even (overflow gives infinity).
+    public static func halfBits(_ value: Float) -> UInt16 {
+        let x = value.bitPattern
+        let sign = UInt16(truncatingIfNeeded: (x >> 16) & 0x8000)
+        let exponent = Int((x >> 23) & 0xFF)
+        var mantissa = x & 0x7F_FFFF
+        if exponent == 0xFF { return sign | 0x7C00 | (mantissa != 0 ? 0x200 : 0) }
+        let e = exponent - 127 + 15
+        if e >= 0x1F { return sign | 0x7C00 }
+        if e <= 0 {
+            if e < -10 { return sign }
+            mantissa |= 0x80_0000
+            let shift = UInt32(14 - e)
+            var half = mantissa >> shift
+            let rest = mantissa & ((1 << shift) - 1)
+            let halfway = UInt32(1) << (shift - 1)
+            if rest > halfway || (rest == halfway && half & 1 == 1) { half += 1 }
+            return sign | UInt16(half)
+        }
+        var half = UInt32(e) << 10 | mantissa >> 13
+        let rest = mantissa & 0x1FFF
+        if rest > 0x1000 || (rest == 0x1000 && half & 1 == 1) { half += 1 }  // a carry rounds up the exponent
+        return sign | UInt16(half)
+    }
+}

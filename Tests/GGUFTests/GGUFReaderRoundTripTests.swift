@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+import RunAnywhereGGUF
+import RunAnywhereTestSupport
+
+/// Writes a GGUF with the test-support writer into a fresh temporary directory and opens it.
+func roundTrip(_ writer: GGUFWriter, name: String = "model.gguf") throws -> (GGUFFile, TemporaryDirectory) {
+    let dir = try TemporaryDirectory(prefix: "gguf-reader")
+    let path = dir.path + "/" + name
+    try writer.write(to: path)
+    return (try GGUFFile(path: path), dir)
+}
+
+/// Little-endian bytes of a sequence of values, for raw tensor data.
+func bytes<T: FixedWidthInteger>(_ values: [T]) -> [UInt8] {
+    values.flatMap { v in withUnsafeBytes(of: v.littleEndian) { Array($0) } }
+}
+
+@Suite("GGUF reader round trip with the writer")
+struct GGUFReaderRoundTripTests {
+    static let everyScalar: [(String, GGUFValue)] = [
+        ("t.u8", .uint8(250)), ("t.i8", .int8(-7)), ("t.u16", .uint16(65_000)), ("t.i16", .int16(-30_000)),
+        ("t.u32", .uint32(4_000_000_000)), ("t.i32", .int32(-2_000_000_000)),
+        ("t.u64", .uint64(UInt64.max)), ("t.i64", .int64(Int64.min)),
+        ("t.f32", .float32(-1.5e-7)), ("t.f64", .float64(1e300)),
+        ("t.true", .bool(true)), ("t.false", .bool(false)),
+        ("t.str", .string("héllo, 世界 🦙")), ("t.empty", .string("")),
+    ]
+
+    @Test("every metadata type, including nested and empty arrays, reads back unchanged")
+    func everyMetadataType() throws {
+        var w = GGUFWriter()
+        for (k, v) in Self.everyScalar { w.set(k, v) }
+        let strings: GGUFValue = .array(["a", "", "ünï", "<0x0A>"].map(GGUFValue.string))
+        let nested: GGUFValue = .array([.array([.int32(1), .int32(2)]), .array([.int32(3)]), .array([])])
+        let arrayOfStringArrays: GGUFValue = .array([strings, .array([.string("x")])])
+        let floats: GGUFValue = .array([.float32(0.25), .float32(-3)])
+        let bools: GGUFValue = .array([.bool(true), .bool(false)])
+        w.set("a.strings", strings)
+        w.set("a.nested", nested, emptyArrayElementType: 5)
+        w.set("a.string_arrays", arrayOfStringArrays)
+        w.set("a.floats", floats)
+        w.set("a.bools", bools)
+        w.set("a.empty", .array([]), emptyArrayElementType: 8)
+        w.set("a.u64s", .array([.uint64(1), .uint64(UInt64.max)]))
+        let (file, dir) = try roundTrip(w)
+        defer { dir.remove() }
+
+        #expect(file.version == 3)
+        #expect(file.metadata.count == Self.everyScalar.count + 7)
+        #expect(file.metadataKeys == w.entries.map(\.key))
+        for (k, v) in Self.everyScalar {
+            if case .float32(let f) = v {
+                #expect(file.metadata[k] == .float32(f))
+            } else {
+                #expect(file.metadata[k] == v, "\(k)")
+            }
+        }
+        #expect(file.metadata["a.strings"] == strings)
+        #expect(file.metadata["a.nested"] == nested)
+        #expect(file.metadata["a.string_arrays"] == arrayOfStringArrays)
+        #expect(file.metadata["a.floats"] == floats)
+        #expect(file.metadata["a.bools"] == bools)
+        #expect(file.metadata["a.empty"] == .array([]))
+        #expect(file.tensors.isEmpty)
+    }
+
+    @Test("typed look-ups convert integer widths, reject other types and out-of-range values")
+    func typedAccessors() throws {
+        var w = GGUFWriter()
+        for (k, v) in Self.everyScalar { w.set(k, v) }
+        w.set("a.strings", .array([.string("x"), .string("y")]))
+        w.set("a.mixed", .array([.array([.string("x")])]))
+        w.set("a.ints", .array([.uint8(1), .uint8(200)]))
+        w.set("a.floats", .array([.float32(0.5), .float32(2)]))
+        w.set("a.f64", .array([.float64(0.125)]))
+        let (file, dir) = try roundTrip(w)
+        defer { dir.remove() }
+
+        #expect(file.int("t.u8") == 250)
+        #expect(file.int("t.i8") == -7)
+        #expect(file.int("t.u16") == 65_000)
+        #expect(file.int("t.i16") == -30_000)
+        #expect(file.int("t.u32") == 4_000_000_000)
+        #expect(file.int("t.i32") == -2_000_000_000)
+        #expect(file.int("t.u64") == nil, "UInt64.max does not fit in Int")
+        #expect(file.int("t.i64") == Int(Int64.min))
+        #expect(file.int("t.f32") == nil)
+        #expect(file.int("t.str") == nil)
+        #expect(file.double("t.f32") == Double(Float(-1.5e-7)))
+        #expect(file.double("t.f64") == 1e300)
+        #expect(file.double("t.i32") == -2_000_000_000)
+        #expect(file.double("t.str") == nil)
+        #expect(file.bool("t.true") == true)
+        #expect(file.bool("t.false") == false)
+        #expect(file.bool("t.u8") == nil)
+        #expect(file.string("t.str") == "héllo, 世界 🦙")
+        #expect(file.string("t.empty") == "")
+        #expect(file.string("t.u8") == nil)
+        #expect(file.stringArray("a.strings") == ["x", "y"])
+        #expect(file.stringArray("a.mixed") == nil)
+        #expect(file.stringArray("t.str") == nil)
+        #expect(file.intArray("a.ints") == [1, 200])
+        #expect(file.intArray("a.strings") == nil)
+        #expect(file.floatArray("a.floats") == [0.5, 2])
+        #expect(file.floatArray("a.f64") == [0.125])
+        #expect(file.floatArray("a.strings") == nil)
+        #expect(file.string("missing") == nil && file.int("missing") == nil && file.stringArray("missing") == nil)
+    }
+
+    @Test("tensors of several ggml types keep shape, type, size, alignment and bytes",
+          arguments: [32, 64, 1, 4096])
+    func tensors(alignment: Int) throws {
+        var w = GGUFWriter()
+        if alignment != 32 { w.set("general.alignment", .uint32(UInt32(alignment))) }
+        w.set("general.architecture", .string("test"))
+        let f32 = GGUFWriter.encode((0..<24).map(Float.init), as: .f32)
+        let f16 = GGUFWriter.encode((0..<10).map { Float($0) / 4 }, as: .f16)
+        let q8 = GGUFWriter.encode((0..<64).map { Float($0) - 32 }, as: .q8_0)
+        var rng = SeededGenerator(seed: 9)
+        let q4k = (0..<(2 * 144)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let q6k = (0..<(3 * 210)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
+        let i32 = bytes([Int32(-1), 7, 1 << 30])
+        let bf16 = bytes([UInt16(0x3F80), 0xC000])
+        w.addTensor(name: "f32", shape: [4, 3, 2], type: .f32, data: f32)
+        w.addTensor(name: "f16", shape: [10], type: .f16, data: f16)
+        w.addTensor(name: "q8", shape: [32, 2], type: .q8_0, data: q8)
+        w.addTensor(name: "q4k", shape: [256, 2], type: .q4_K, data: q4k)
+        w.addTensor(name: "q6k", shape: [256, 1, 3, 1], type: .q6_K, data: q6k)
+        w.addTensor(name: "i32", shape: [3], type: .i32, data: i32)
+        w.addTensor(name: "bf16", shape: [2], type: .bf16, data: bf16)
+        let (file, dir) = try roundTrip(w)
+        defer { dir.remove() }
+
+        #expect(file.alignment == alignment)
+        #expect(file.dataOffset % alignment == 0)
+        #expect(file.tensors.map(\.name) == ["f32", "f16", "q8", "q4k", "q6k", "i32", "bf16"])
+        let expected: [(String, [Int], GGMLType, [UInt8])] = [
+            ("f32", [4, 3, 2], .f32, f32), ("f16", [10], .f16, f16), ("q8", [32, 2], .q8_0, q8),
+            ("q4k", [256, 2], .q4_K, q4k), ("q6k", [256, 1, 3, 1], .q6_K, q6k), ("i32", [3], .i32, i32), ("bf16", [2], .bf16, bf16),
+        ]
+        for (name, shape, type, data) in expected {
+            let t = try #require(file.tensor(named: name))
+            #expect(t.shape == shape)
+            #expect(t.type == type)
+            #expect(t.byteCount == data.count, "\(name)")
+            #expect(t.offset % alignment == 0)
+            #expect(Array(file.bytes(of: t)) == data, "\(name) bytes")
+        }
+        #expect(file.tensor(named: "q6k")?.elementCount == 768)
+        #expect(file.tensor(named: "q6k")?.rowCount == 3)
+        #expect(file.tensor(named: "q4k")?.rowByteCount == 144)
+        #expect(file.tensor(named: "nope") == nil)
+    }
+
+    @Test("GGUF version 2 reads like version 3")
+    func version2() throws {
+        var w = GGUFWriter()
+        w.version = 2
+        w.set("k", .string("v"))
+        w.addTensor(name: "t", shape: [2], floats: [1, 2])
+        let (file, dir) = try roundTrip(w)
+        defer { dir.remove() }
+        #expect(file.version == 2)
+        #expect(file.string("k") == "v")
+        #expect(Array(file.bytes(of: try #require(file.tensor(named: "t")))) == GGUFWriter.encode([1, 2], as: .f32))
+    }
+
+    @Test("the F16 encoder rounds like the hardware conversion")
+    func halfConversion() {
+        var rng = SeededGenerator(seed: 3)
+        var samples: [Float] = [0, -0, 1, -2, 65504, 65520, 1e-8, 6e-8, 3e-5, .infinity, -.infinity, 0.1, 1.0009765625, 1.00048828125]
+        for _ in 0..<20_000 { samples.append(Float(bitPattern: UInt32(truncatingIfNeeded: rng.next()))) }
+        for _ in 0..<20_000 { samples.append(rng.normal(std: 10)) }
+        for x in samples where !x.isNaN {
+            #if arch(x86_64) || arch(arm64)
+            #expect(GGUFWriter.halfBits(x) == Float16(x).bitPattern, "\(x)")
+            #endif
+        }
+        #expect(GGUFWriter.halfBits(.nan) & 0x7C00 == 0x7C00 && GGUFWriter.halfBits(.nan) & 0x3FF != 0)
+    }
+
+    @Test("a tiny random model is deterministic per seed and lays out llama.cpp tensor names")
+    func tinyModel() throws {
+        var spec = TinyModelSpec()
+        spec.architecture = .qwen3
+        spec.weightType = .q8_0
+        spec.embeddingLength = 64
+        spec.headDim = 32
+        spec.feedForwardLength = 96
+        spec.tiedOutput = true
+        let a = GGUFWriter.tinyModel(spec).data()
+        #expect(a == GGUFWriter.tinyModel(spec).data())
+        spec.seed = 2
+        #expect(a != GGUFWriter.tinyModel(spec).data())
+
+        let (file, dir) = try roundTrip(GGUFWriter.tinyModel(spec))
+        defer { dir.remove() }
+        #expect(file.tensor(named: "output.weight") == nil)
+        #expect(file.tensor(named: "blk.1.attn_q.weight")?.shape == [64, 128])
+        #expect(file.tensor(named: "blk.1.attn_k_norm.weight")?.shape == [32])
+        #expect(file.tensor(named: "blk.0.ffn_down.weight")?.type == .q8_0)
+        #expect(file.tensor(named: "blk.0.ffn_norm.weight")?.type == .f32)
+        #expect(file.tensors.count == 1 + 1 + 2 * 11)
+        #expect(file.stringArray("tokenizer.ggml.tokens")?.count == 300)
+        #expect(file.stringArray("tokenizer.ggml.tokens")?[3 + 10] == "<0x0A>")
+    }
+}

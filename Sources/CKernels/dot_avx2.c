@@ -233,7 +233,7 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     __m256 acc = _mm256_setzero_ps();
-    __m128 accmv = _mm_setzero_ps();
+    float summs = 0;   // the mins' part, accumulated in a scalar as ggml's AVX2 Q5_K does
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -244,8 +244,10 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
         const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
-                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
+        __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2);
+        pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
+        pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
+        summs = __builtin_fmaf(-dy * ra_f16_table[a[i].dmin], (float)_mm_cvtsi128_si32(pm), summs);
         const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
         __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
         __m256i si = _mm256_setzero_si256();
@@ -264,9 +266,7 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
         }
         acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
     }
-    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
-    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
-    return hsum_ps(acc) - _mm_cvtss_f32(mv);
+    return hsum_ps(acc) + summs;
 }
 
 RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
@@ -411,11 +411,11 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
     const blk_q5_k *a = w;
     const blk_q8_k *b[4];
     __m256 acc[4];
-    __m128 accm[4];
+    float summs[4];   // the mins' part, accumulated in scalars as ggml's AVX2 Q5_K does
     for (int k = 0; k < nx; k++) {
         b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
         acc[k] = _mm256_setzero_ps();
-        accm[k] = _mm_setzero_ps();
+        summs[k] = 0;
     }
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -429,7 +429,10 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
         for (int k = 0; k < nx; k++) {
             const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
             const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            __m128i pm = _mm_madd_epi16(mins, bs2);
+            pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
+            pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
+            summs[k] = __builtin_fmaf(-b[k][i].d * dmin, (float)_mm_cvtsi128_si32(pm), summs[k]);
             si[k] = _mm256_setzero_si256();
         }
         __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
@@ -451,11 +454,7 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
         for (int k = 0; k < nx; k++)
             acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
     }
-    for (int k = 0; k < nx; k++) {
-        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
-        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
-        out[k * os] = hsum_ps(acc[k]) - _mm_cvtss_f32(mv);
-    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]) + summs[k];
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 

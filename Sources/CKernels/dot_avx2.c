@@ -21,6 +21,13 @@ RA_AVX2 static inline __m256 dprod(uint16_t a, uint16_t b) {
     return _mm256_mul_ps(_mm256_broadcast_ss(&ra_f16_table[a]), _mm256_broadcast_ss(&ra_f16_table[b]));
 }
 
+RA_AVX2 static inline int hsum_epi32(__m256i v) {
+    __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    s = _mm_add_epi32(s, _mm_unpackhi_epi64(s, s));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 1));
+    return _mm_cvtsi128_si32(s);
+}
+
 // Signed int8 × signed int8 (x never -128), summed in groups of 4 into 8 int32 lanes.
 RA_AVX2 static inline __m256i dot_s8(__m256i w, __m256i x) {
     const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
@@ -232,8 +239,9 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
-    __m256 acc = _mm256_setzero_ps();
-    float summs = 0;   // the mins' part, accumulated in a scalar as ggml's AVX2 Q5_K does
+    // Per super-block integer sums, scaled and accumulated in two scalars (scales, mins) with fma: the
+    // float order of ggml's repacked Q5_K kernels, identical on every path here.
+    float sacc = 0, smin = 0;
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -247,7 +255,7 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
         __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2);
         pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
         pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
-        summs = __builtin_fmaf(-dy * ra_f16_table[a[i].dmin], (float)_mm_cvtsi128_si32(pm), summs);
+        smin = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), ra_f16_table[a[i].dmin] * dy, smin);
         const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
         __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
         __m256i si = _mm256_setzero_si256();
@@ -264,9 +272,9 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
             const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
             si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
+        sacc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * dy, sacc);
     }
-    return hsum_ps(acc) + summs;
+    return sacc - smin;
 }
 
 RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
@@ -410,12 +418,11 @@ RA_MULTI_WRAPPERS(multi_q4_k)
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
     const blk_q8_k *b[4];
-    __m256 acc[4];
-    float summs[4];   // the mins' part, accumulated in scalars as ggml's AVX2 Q5_K does
+    float sacc[4], smin[4];   // as dot_q5_k: per super-block integer sums, scalar fma accumulation
     for (int k = 0; k < nx; k++) {
         b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
-        acc[k] = _mm256_setzero_ps();
-        summs[k] = 0;
+        sacc[k] = 0;
+        smin[k] = 0;
     }
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -432,7 +439,7 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
             __m128i pm = _mm_madd_epi16(mins, bs2);
             pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
             pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
-            summs[k] = __builtin_fmaf(-b[k][i].d * dmin, (float)_mm_cvtsi128_si32(pm), summs[k]);
+            smin[k] = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), dmin * b[k][i].d, smin[k]);
             si[k] = _mm256_setzero_si256();
         }
         __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
@@ -451,10 +458,9 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
                 si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
             }
         }
-        for (int k = 0; k < nx; k++)
-            acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+        for (int k = 0; k < nx; k++) sacc[k] = __builtin_fmaf((float)hsum_epi32(si[k]), dw * b[k][i].d, sacc[k]);
     }
-    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]) + summs[k];
+    for (int k = 0; k < nx; k++) out[k * os] = sacc[k] - smin[k];
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 

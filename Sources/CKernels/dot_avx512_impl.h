@@ -302,8 +302,7 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
     const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
-    __m512 acc = _mm512_setzero_ps();
-    __m128 accmv = _mm_setzero_ps();
+    float sacc = 0, smin = 0;   // as the AVX2 dot_q5_k: identical float order on every path
     for (int64_t i = 0; i < n / QK_K; i++) {
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
@@ -311,8 +310,10 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
         const float dy = b[i].d;
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
         const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
-                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
+        __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2);
+        pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
+        pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
+        smin = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), ra_f16_table[a[i].dmin] * dy, smin);
         const __m512i s16 = _mm512_zextsi256_si512(sm16);
         const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
                                 _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
@@ -328,11 +329,9 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
             const __m512i y = _mm512_loadu_si512((const void *)(b[i].qs + 64 * g));
             si = dp_i16(si, _mm512_maddubs_epi16(v, y), sv[g]);
         }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
+        sacc = __builtin_fmaf((float)_mm512_reduce_add_epi32(si), ra_f16_table[a[i].d] * dy, sacc);
     }
-    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
-    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
-    return _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(mv);
+    return sacc - smin;
 }
 
 // int16 lane l of the result = scale[base + l / 8] (Q6_K: 16 elements per scale)
@@ -496,12 +495,11 @@ RA_MULTI_WRAPPERS(multi_q4_k)
 RA_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
     const blk_q8_k *b[4];
-    __m512 acc[4];
-    __m128 accm[4];
+    float sacc[4], smin[4];   // as dot_q5_k
     for (int k = 0; k < nx; k++) {
         b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
-        acc[k] = _mm512_setzero_ps();
-        accm[k] = _mm_setzero_ps();
+        sacc[k] = 0;
+        smin[k] = 0;
     }
     const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
     const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
@@ -518,7 +516,10 @@ RA_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs,
         for (int k = 0; k < nx; k++) {
             const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
             const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            __m128i pm = _mm_madd_epi16(mins, bs2);
+            pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
+            pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
+            smin[k] = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), dmin * b[k][i].d, smin[k]);
             si[k] = _mm512_setzero_si512();
         }
         const __m256i qh = _mm256_loadu_si256((const __m256i *)a[i].qh);
@@ -533,13 +534,9 @@ RA_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs,
                 si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
             }
         }
-        for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
+        for (int k = 0; k < nx; k++) sacc[k] = __builtin_fmaf((float)_mm512_reduce_add_epi32(si[k]), dw * b[k][i].d, sacc[k]);
     }
-    for (int k = 0; k < nx; k++) {
-        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
-        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
-        out[k * os] = _mm512_reduce_add_ps(acc[k]) - _mm_cvtss_f32(mv);
-    }
+    for (int k = 0; k < nx; k++) out[k * os] = sacc[k] - smin[k];
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 

@@ -2,6 +2,7 @@
 // Each block is decoded to int8 and dotted in integers (exact); its sum is scaled once, as ggml's
 // generic code does. Written so that compilers can vectorise the loops (the portable fallback).
 #include "kernels_internal.h"
+#include <math.h>
 
 // Float rows: four partial sums (lets compilers vectorise), halves decoded through the table.
 static float dot_f32(int64_t n, const void *w, const void *x) {
@@ -151,7 +152,9 @@ static float dot_q4_k(int64_t n, const void *w, const void *x) {
 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
-    float s = 0;
+    // integer sums per super-block, scaled and accumulated in two sums (scales, mins) with fma: the
+    // float order of ggml's repacked Q5_K kernels, shared by every path here
+    float sacc = 0, smin = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
         int8_t q[256];
         for (int g = 0; g < 4; g++)
@@ -160,9 +163,17 @@ static float dot_q5_k(int64_t n, const void *w, const void *x) {
                 q[64 * g + l] = (int8_t)((a[i].qs[32 * g + l] & 15) | (((h >> (2 * g)) & 1) << 4));
                 q[64 * g + 32 + l] = (int8_t)((a[i].qs[32 * g + l] >> 4) | (((h >> (2 * g + 1)) & 1) << 4));
             }
-        s += k4_finish(a[i].scales, a[i].d, a[i].dmin, &b[i], q);
+        uint8_t sc[8], m[8];
+        ra_unpack_scales_k4(a[i].scales, sc, m);
+        int sumi = 0, summ = 0;
+        for (int j = 0; j < 8; j++) {
+            sumi += sc[j] * idot(q + 32 * j, b[i].qs + 32 * j, 32);
+            summ += m[j] * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
+        }
+        sacc = fmaf((float)sumi, ra_f16_table[a[i].d] * b[i].d, sacc);
+        smin = fmaf((float)summ, ra_f16_table[a[i].dmin] * b[i].d, smin);
     }
-    return s;
+    return sacc - smin;
 }
 
 // Q6_K: decode 256 six-bit quants (offset 32 removed) to int8, then one int8 scale per 16 elements.

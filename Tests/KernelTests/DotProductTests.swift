@@ -128,6 +128,35 @@ struct DotProductTests {
         }
     }
 
+    @Test("Q5_K gives bit-identical dots and matmuls on every path (integer sums per super-block, one fma order)")
+    func q5KBitIdentical() {
+        var rng = SeededRandom(seed: 71)
+        for n in Self.lengths(.q5_K) {
+            for extreme in [false, true] {
+                let w = Kernels.randomWeights(.q5_K, n, &rng, extreme: extreme, scales: { 0.0137 })
+                let x = Kernels.randomActivations(.q5_K, n, &rng, range: 7, extreme: extreme)
+                let want = KPath.scalar.run { Kernels.dot(.q5_K, n, w, x) }
+                for path in KPath.simd {
+                    #expect(path.run { Kernels.dot(.q5_K, n, w, x) } == want, "n=\(n) \(path)")
+                }
+            }
+        }
+        // the multi-activation kernels of the batched matmul follow the same order
+        let n = 512, rows = 5, nb = 7
+        var w = [UInt8](), x = [UInt8]()
+        for _ in 0..<rows { w += Kernels.randomWeights(.q5_K, n, &rng) }
+        for _ in 0..<nb { x += Kernels.randomActivations(.q5_K, n, &rng) }
+        func matmul() -> [Float] {
+            var out = [Float](repeating: 0, count: rows * nb)
+            w.withUnsafeBytes { wp in x.withUnsafeBytes { xp in out.withUnsafeMutableBufferPointer {
+                ra_matmul_rows(KType.q5_K.id, wp.baseAddress, Int64(n), xp.baseAddress, Int64(nb), $0.baseAddress, Int64(rows), 0, Int64(rows))
+            } } }
+            return out
+        }
+        let want = KPath.scalar.run { matmul() }
+        for path in KPath.simd { #expect(path.run { matmul() } == want, "\(path)") }
+    }
+
     @Test("ra_vec_dot_function hands out the function ra_vec_dot uses on each path", arguments: KType.weights)
     func dotFunction(_ t: KType) throws {
         var rng = SeededRandom(seed: 61 + UInt64(t.id))

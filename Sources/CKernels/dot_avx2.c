@@ -418,11 +418,10 @@ RA_MULTI_WRAPPERS(multi_q4_k)
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
     const blk_q8_k *b[4];
-    float sacc[4], smin[4];   // as dot_q5_k: per super-block integer sums, scalar fma accumulation
+    // as dot_q5_k, with the four activation rows' scalar accumulators side by side in one vector
+    __m128 sacc = _mm_setzero_ps(), smin = _mm_setzero_ps();
     for (int k = 0; k < nx; k++) {
         b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
-        sacc[k] = 0;
-        smin[k] = 0;
     }
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -432,16 +431,22 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
         const __m128i mins = _mm256_extracti128_si256(sm16, 1);
         const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
         const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        float fd[4] = {0, 0, 0, 0}, fm[4] = {0, 0, 0, 0};
+        __m128i pm[4];
         __m256i si[4];
+        for (int k = 0; k < 4; k++) {
+            pm[k] = _mm_setzero_si128();
+            si[k] = _mm256_setzero_si256();
+        }
         for (int k = 0; k < nx; k++) {
             const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
             const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-            __m128i pm = _mm_madd_epi16(mins, bs2);
-            pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
-            pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
-            smin[k] = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), dmin * b[k][i].d, smin[k]);
-            si[k] = _mm256_setzero_si256();
+            pm[k] = _mm_madd_epi16(mins, bs2);
+            fd[k] = dw * b[k][i].d;
+            fm[k] = dmin * b[k][i].d;
         }
+        const __m128i msum = _mm_hadd_epi32(_mm_hadd_epi32(pm[0], pm[1]), _mm_hadd_epi32(pm[2], pm[3]));
+        smin = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), _mm_loadu_ps(fm), smin);
         __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
         for (int g = 0; g < 4; g++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
@@ -458,9 +463,14 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
                 si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
             }
         }
-        for (int k = 0; k < nx; k++) sacc[k] = __builtin_fmaf((float)hsum_epi32(si[k]), dw * b[k][i].d, sacc[k]);
+        __m128i q4[4];
+        for (int k = 0; k < 4; k++) q4[k] = _mm_add_epi32(_mm256_castsi256_si128(si[k]), _mm256_extracti128_si256(si[k], 1));
+        const __m128i isum = _mm_hadd_epi32(_mm_hadd_epi32(q4[0], q4[1]), _mm_hadd_epi32(q4[2], q4[3]));
+        sacc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_loadu_ps(fd), sacc);
     }
-    for (int k = 0; k < nx; k++) out[k * os] = sacc[k] - smin[k];
+    float r[4];
+    _mm_storeu_ps(r, _mm_sub_ps(sacc, smin));
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 

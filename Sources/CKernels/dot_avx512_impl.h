@@ -492,53 +492,6 @@ RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs,
 }
 RA_MULTI_WRAPPERS(multi_q4_k)
 
-RA_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    const blk_q5_k *a = w;
-    const blk_q8_k *b[4];
-    float sacc[4], smin[4];   // as dot_q5_k
-    for (int k = 0; k < nx; k++) {
-        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
-        sacc[k] = 0;
-        smin[k] = 0;
-    }
-    const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
-    const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        uint32_t u[4];
-        ra_unpack_scales_k4_words(a[i].scales, u);
-        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
-        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
-        const __m512i s16 = _mm512_zextsi256_si512(sm16);
-        const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
-                                _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
-        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
-        __m512i si[4];
-        for (int k = 0; k < nx; k++) {
-            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
-            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-            __m128i pm = _mm_madd_epi16(mins, bs2);
-            pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
-            pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
-            smin[k] = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), dmin * b[k][i].d, smin[k]);
-            si[k] = _mm512_setzero_si512();
-        }
-        const __m256i qh = _mm256_loadu_si256((const __m256i *)a[i].qh);
-        __m512i hq = cat256(qh, _mm256_srli_epi16(qh, 1));
-        for (int g = 0; g < 4; g++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
-            const __m512i hb = _mm512_slli_epi16(_mm512_and_si512(hq, one), 4);
-            hq = _mm512_srli_epi16(hq, 2);
-            const __m512i v = _mm512_or_si512(_mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4), hb);
-            for (int k = 0; k < nx; k++) {
-                const __m512i y = _mm512_loadu_si512((const void *)(b[k][i].qs + 64 * g));
-                si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
-            }
-        }
-        for (int k = 0; k < nx; k++) sacc[k] = __builtin_fmaf((float)_mm512_reduce_add_epi32(si[k]), dw * b[k][i].d, sacc[k]);
-    }
-    for (int k = 0; k < nx; k++) out[k * os] = sacc[k] - smin[k];
-}
-RA_MULTI_WRAPPERS(multi_q5_k)
 
 RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q6_k *a = w;
@@ -582,7 +535,9 @@ const ra_dot_table RA_TABLE = {
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
-    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k },
+    // Q5_K and F16 batches use the AVX2 multi kernels (as fast here; Q5_K's per-super-block reductions
+    // cost more at 512 bits)
+    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q6_K] = multi_q6_k },
 };
 
 #endif

@@ -10,7 +10,9 @@
 // restricts the choice (tests compare every path with the scalar one).
 //
 // Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c,
-// dot_avx512.c (+ dot_avx512_impl.h), dispatch.c (CPU features, ra_vec_dot, ra_matmul_rows).
+// dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dispatch.c (CPU features,
+// ra_vec_dot, ra_matmul_rows). All functions are thread-safe; weight and activation rows need only the
+// alignment of their block (2 bytes; 4 for Q8_K and F32).
 #ifndef RUNANYWHERE_CKERNELS_H
 #define RUNANYWHERE_CKERNELS_H
 #include <stddef.h>

@@ -1,6 +1,25 @@
 // ggml block formats: type table, half/bfloat16 conversion, quantization and dequantization.
 #include "kernels_internal.h"
 #include <math.h>
+#include <pthread.h>
+
+float ra_f16_table[65536];
+uint64_t ra_bit16_table[256];
+
+static void fill_tables(void) {
+    for (uint32_t h = 0; h < 65536; h++) ra_f16_table[h] = ra_h2f((uint16_t)h);
+    for (uint32_t b = 0; b < 256; b++) {
+        uint64_t t = 0;
+        for (int i = 0; i < 8; i++)
+            if ((b >> i) & 1) t |= (uint64_t)0x10 << (8 * i);
+        ra_bit16_table[b] = t;
+    }
+}
+
+void ra_kernels_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_tables);
+}
 
 int ra_type_supported(int type) {
     switch (type) {
@@ -115,7 +134,7 @@ static int ra_quant_q8_block(const float *x, int8_t *q, float *d_out) {
     const float id = amax != 0.0f ? 127.f / amax : 0.0f;
     int sum = 0;
     for (int j = 0; j < 32; j++) {
-        const int v = (int)nearbyintf(x[j] * id);
+        const int v = ra_nearest_int(x[j] * id);   // |x * id| <= 127: exact round-half-to-even
         q[j] = (int8_t)v;
         sum += v;
     }
@@ -270,7 +289,7 @@ void ra_quantize_row(int type, const float *x, void *dst, int64_t n) {
     if (!ra_quantize_supported(type) || ra_row_bytes(type, n) < 0) return;
     const int64_t nb = n / ra_type_block_size(type);
     switch (type) {
-    case RA_F32: memcpy(dst, x, (size_t)n * 4); break;
+    case RA_F32: memmove(dst, x, (size_t)n * 4); break;
     case RA_F16: { uint16_t *h = dst; for (int64_t i = 0; i < n; i++) h[i] = ra_fp32_to_fp16(x[i]); break; }
     case RA_BF16: { uint16_t *h = dst; for (int64_t i = 0; i < n; i++) h[i] = ra_fp32_to_bf16(x[i]); break; }
     case RA_Q8_0: quantize_q8_0(x, dst, nb); break;

@@ -96,7 +96,7 @@ struct ResidencySpecSnippetTests {
         let a = try await env.demo(.forest)
         let b = try await env.demo(.sea)
         try await RunAnywhere.$instance.withValue(env.sdk) {
-            let switcher = await ModelSwitcher()
+            let switcher = ModelSwitcher()
             try await switcher.use(a)
             try await switcher.use(b)
             #expect(await switcher.current == b)
@@ -136,7 +136,7 @@ struct ResidencySpecSnippetTests {
         let a = try await env.demo(.forest, download: false)
         let b = try await env.demo(.sea)
         try await RunAnywhere.$instance.withValue(env.sdk) {
-            let picker = await ModelPicker()
+            let picker = ModelPicker()
             try await picker.load()
             #expect(await picker.models.contains { $0.id == a && !$0.isDownloaded })
             try await picker.download(a)

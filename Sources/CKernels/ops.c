@@ -49,9 +49,10 @@ void ra_ops_f32_to_f16_row(const float *x, uint16_t *y, int64_t n) {
 
 // MARK: - Parallel helpers
 
-static inline void ra_split(int64_t n, int ith, int nth, int64_t *lo, int64_t *hi) {
-    *lo = n * ith / nth;
-    *hi = n * (ith + 1) / nth;
+/// Items per claimed chunk: about four chunks per thread, at least `min`.
+static inline int64_t ra_chunk(ra_pool *pool, int64_t n, int64_t min) {
+    int64_t c = n / (4 * (int64_t)ra_pool_size(pool));
+    return c < min ? min : c;
 }
 
 // MARK: - RMSNorm
@@ -71,27 +72,24 @@ typedef struct {
     const float *x; const float *w; float *y; int64_t n, rows; float eps;
 } ra_rms_ctx;
 
-static void ra_rms_task(void *p, int ith, int nth) {
+static void ra_rms_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_rms_ctx *c = (const ra_rms_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->rows, ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) ra_rms_norm_row(c->x + r * c->n, c->w, c->y + r * c->n, c->n, c->eps);
 }
 
 void ra_rms_norm(ra_pool *pool, const float *x, const float *w, float *y, int64_t n, int64_t rows, float eps) {
     ra_rms_ctx c = { x, w, y, n, rows, eps };
-    if (rows == 1) ra_rms_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_rms_task, &c);
+    ra_pool_for(pool, rows, ra_chunk(pool, rows, 1), ra_rms_task, &c);
 }
 
 typedef struct {
     float *x; const float *w; int64_t rows, row_stride, n_heads, head_dim; float eps;
 } ra_rms_heads_ctx;
 
-static void ra_rms_heads_task(void *p, int ith, int nth) {
+static void ra_rms_heads_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_rms_heads_ctx *c = (const ra_rms_heads_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->rows * c->n_heads, ith, nth, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
         float *h = c->x + (i / c->n_heads) * c->row_stride + (i % c->n_heads) * c->head_dim;
         ra_rms_norm_row(h, c->w, h, c->head_dim, c->eps);
@@ -101,8 +99,8 @@ static void ra_rms_heads_task(void *p, int ith, int nth) {
 void ra_rms_norm_heads(ra_pool *pool, float *x, const float *w, int64_t rows, int64_t row_stride,
                        int64_t n_heads, int64_t head_dim, float eps) {
     ra_rms_heads_ctx c = { x, w, rows, row_stride, n_heads, head_dim, eps };
-    if (rows == 1) ra_rms_heads_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_rms_heads_task, &c);
+    const int64_t n = rows * n_heads;
+    ra_pool_for(pool, n, rows == 1 ? n : ra_chunk(pool, n, 4), ra_rms_heads_task, &c);
 }
 
 // MARK: - RoPE
@@ -142,10 +140,9 @@ static void ra_rope_row(const ra_rope_ctx *c, int64_t t) {
     }
 }
 
-static void ra_rope_task(void *p, int ith, int nth) {
+static void ra_rope_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_rope_ctx *c = (const ra_rope_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->rows, ith, nth, &lo, &hi);
     for (int64_t t = lo; t < hi; t++) ra_rope_row(c, t);
 }
 
@@ -156,8 +153,7 @@ void ra_rope(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t 
     n_dims &= ~1;
     if (n_dims <= 0) return;
     ra_rope_ctx c = { x, rows, row_stride, n_heads, head_dim, pos, n_dims, freq_base, freq_scale, freq_factors, neox };
-    if (rows == 1) ra_rope_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_rope_task, &c);
+    ra_pool_for(pool, rows, ra_chunk(pool, rows, 1), ra_rope_task, &c);
 }
 
 // MARK: - Elementwise
@@ -178,10 +174,9 @@ void ra_softmax(float *x, int64_t n) {
 
 typedef struct { float *y; const float *x; int64_t n; int op; } ra_ew_ctx;
 
-static void ra_ew_task(void *p, int ith, int nth) {
+static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_ew_ctx *c = (const ra_ew_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->n, ith, nth, &lo, &hi);
     float *y = c->y;
     const float *x = c->x;
     if (c->op == 0) {
@@ -196,14 +191,12 @@ static void ra_ew_task(void *p, int ith, int nth) {
 
 void ra_silu_mul(ra_pool *pool, float *gate, const float *up, int64_t n) {
     ra_ew_ctx c = { gate, up, n, 1 };
-    if (n < 4096) ra_ew_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_ew_task, &c);
+    ra_pool_for(pool, n, ra_chunk(pool, n, 4096), ra_ew_task, &c);
 }
 
 void ra_add(ra_pool *pool, float *y, const float *x, int64_t n) {
     ra_ew_ctx c = { y, x, n, 0 };
-    if (n < 65536) ra_ew_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_ew_task, &c);
+    ra_pool_for(pool, n, ra_chunk(pool, n, 65536), ra_ew_task, &c);
 }
 
 void ra_add_bias(float *y, const float *b, int64_t n, int64_t rows) {
@@ -292,12 +285,10 @@ int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim) {
 
 typedef struct {
     const ra_attention_params *p;
-    _Atomic int64_t next;
     int simd;
 } ra_attn_ctx;
 
-static void ra_attn_task(void *arg, int ith, int nth) {
-    (void)nth;
+static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
     ra_attn_ctx *c = (ra_attn_ctx *)arg;
     const ra_attention_params *p = c->p;
     const int64_t hd = p->head_dim;
@@ -306,10 +297,7 @@ static void ra_attn_task(void *arg, int ith, int nth) {
     float *qh = scores + n_ctx_needed;
     float *acc = qh + hd;
     const int64_t group = p->n_head / p->n_head_kv;
-    const int64_t total = p->n_tokens * p->n_head;
-    for (;;) {
-        const int64_t item = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
-        if (item >= total) break;
+    for (int64_t item = lo; item < hi; item++) {
         const int64_t t = item / p->n_head, h = item % p->n_head;
         const int64_t g = h / group;
         const int64_t n_kv = p->pos0 + t + 1;
@@ -365,7 +353,6 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
     if (p->n_tokens <= 0 || p->n_head <= 0 || p->n_head_kv <= 0 || p->n_head % p->n_head_kv != 0) return;
     ra_attn_ctx c;
     c.p = p;
-    atomic_init(&c.next, 0);
 #ifdef RA_X86
     c.simd = ra_has_avx2_f16c();
 #else
@@ -373,6 +360,6 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
 #endif
     // Small problems (decode over a short cache) are not worth waking the pool.
     const int64_t work = p->n_tokens * p->n_head * (p->pos0 + p->n_tokens) * p->head_dim;
-    if (work < 32768) ra_attn_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_attn_task, &c);
+    const int64_t items = p->n_tokens * p->n_head;
+    ra_pool_for(pool, items, work < 32768 ? items : 1, ra_attn_task, &c);
 }

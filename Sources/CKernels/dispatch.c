@@ -33,16 +33,14 @@ int ra_cpu_features(void) {
 
 void ra_set_cpu_features_mask(int mask) { atomic_store_explicit(&g_mask, mask, memory_order_release); }
 
-static inline int has_all(int f, int need) { return (f & need) == need; }
-
 int ra_kernel_path(void) {
     const int f = ra_cpu_features() & atomic_load_explicit(&g_mask, memory_order_acquire);
+#if defined(__x86_64__)
     const int avx2 = RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C;
     const int avx512 = avx2 | RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL;
-#if defined(__x86_64__)
-    if (has_all(f, avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
-    if (has_all(f, avx512)) return RA_PATH_AVX512;
-    if (has_all(f, avx2)) return RA_PATH_AVX2;
+    if ((f & (avx512 | RA_CPU_AVX512VNNI)) == (avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
+    if ((f & avx512) == avx512) return RA_PATH_AVX512;
+    if ((f & avx2) == avx2) return RA_PATH_AVX2;
 #endif
     (void)f;
     return RA_PATH_SCALAR;
@@ -91,14 +89,14 @@ static int path_tables(int path, const ra_dot_table *t[4]) {
 static void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi) {
     *dot = NULL;
     *multi = NULL;
+    ra_kernels_init();
     const int di = dot_index(type);
     if (di < 0) return;
     const ra_dot_table *t[4];
     const int k = path_tables(ra_kernel_path(), t);
-    for (int i = 0; i < k && !*dot; i++) {
-        *dot = t[i]->dot[di];
-        // a multi-row kernel is only used from the same path as the dot it stands for
-        if (*dot) *multi = t[i]->multi[di];
+    for (int i = 0; i < k; i++) {
+        if (!*dot) *dot = t[i]->dot[di];
+        if (!*multi) *multi = t[i]->multi[di];
     }
 }
 
@@ -125,13 +123,18 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         return;
     }
     if (multi) {
-        // one weight row against up to 8 activation rows at a time: the row is decoded once per group
-        // while it sits in L1; the activation group (8 rows) stays in L1/L2 across all weight rows
-        enum { NX = 8 };
-        for (int64_t b0 = 0; b0 < nb; b0 += NX) {
-            const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
-            for (int64_t r = r0; r < r1; r++)
-                multi(n, W + r * wrow, X + b0 * xrow, xrow, nx, out + b0 * out_stride + r, out_stride);
+        // One weight row against 4 activation rows at a time: each weight block is decoded once per
+        // group. Row tiles of ~256 KB stay in L2 while every group of activations passes over them.
+        enum { NX = 4 };
+        int64_t tile = (int64_t)(256 * 1024) / (wrow > 0 ? wrow : 1);
+        if (tile < 4) tile = 4;
+        for (int64_t rt = r0; rt < r1; rt += tile) {
+            const int64_t re = rt + tile < r1 ? rt + tile : r1;
+            for (int64_t b0 = 0; b0 < nb; b0 += NX) {
+                const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
+                for (int64_t r = rt; r < re; r++)
+                    multi(n, W + r * wrow, X + b0 * xrow, xrow, nx, out + b0 * out_stride + r, out_stride);
+            }
         }
         return;
     }

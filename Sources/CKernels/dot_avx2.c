@@ -16,6 +16,11 @@ RA_AVX2 static inline float hsum_ps(__m256 v) {
 
 RA_AVX2 static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
+// d_w * d_x broadcast: both halves are looked up in the table and broadcast straight from memory.
+RA_AVX2 static inline __m256 dprod(uint16_t a, uint16_t b) {
+    return _mm256_mul_ps(_mm256_broadcast_ss(&ra_f16_table[a]), _mm256_broadcast_ss(&ra_f16_table[b]));
+}
+
 // Signed int8 × signed int8 (x never -128), summed in groups of 4 into 8 int32 lanes.
 RA_AVX2 static inline __m256i dot_s8(__m256i w, __m256i x) {
     const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
@@ -28,10 +33,10 @@ RA_AVX2 static inline __m256i dot_u8(__m256i w, __m256i x) {
 }
 
 // 32 nibbles of 16 bytes: low nibbles are elements 0..15, high nibbles 16..31.
+// (broadcast load + variable shift: no shuffle-port work)
 RA_AVX2 static inline __m256i nibbles32(const uint8_t *p) {
-    const __m128i t = _mm_loadu_si128((const __m128i *)p);
-    const __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-    return _mm256_and_si256(v, _mm256_set1_epi8(15));
+    const __m256i v = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_and_si256(_mm256_srlv_epi64(v, _mm256_set_epi64x(4, 4, 0, 0)), _mm256_set1_epi8(15));
 }
 
 // Bit j of the 32-bit word -> 0xFF in byte j.
@@ -108,12 +113,12 @@ RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) {
     for (; i + 2 <= nb; i += 2) {
         const __m256i p0 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
         const __m256i p1 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i + 1].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i + 1].d) * h2f(b[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
+        acc1 = _mm256_fmadd_ps(dprod(a[i + 1].d, b[i + 1].d), _mm256_cvtepi32_ps(p1), acc1);
     }
     for (; i < nb; i++) {
         const __m256i p0 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p0), acc0);
+        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
     }
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
@@ -130,13 +135,13 @@ RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) {
         const __m256i q1 = _mm256_sub_epi8(nibbles32(a[i + 1].qs), eight);
         const __m256i p0 = dot_s8(q0, _mm256_loadu_si256((const __m256i *)b[i].qs));
         const __m256i p1 = dot_s8(q1, _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i + 1].d) * h2f(b[i + 1].d)), _mm256_cvtepi32_ps(p1), acc1);
+        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
+        acc1 = _mm256_fmadd_ps(dprod(a[i + 1].d, b[i + 1].d), _mm256_cvtepi32_ps(p1), acc1);
     }
     for (; i < nb; i++) {
         const __m256i q0 = _mm256_sub_epi8(nibbles32(a[i].qs), eight);
         const __m256i p0 = dot_s8(q0, _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc0 = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p0), acc0);
+        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
     }
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
@@ -148,8 +153,8 @@ RA_AVX2 static float dot_q4_1(int64_t n, const void *w, const void *x) {
     float sm = 0;
     for (int64_t i = 0; i < n / 32; i++) {
         const __m256i p = dot_u8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p), acc);
-        sm += h2f(a[i].m) * h2f(b[i].s);
+        acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
+        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
     }
     return hsum_ps(acc) + sm;
 }
@@ -163,7 +168,7 @@ RA_AVX2 static float dot_q5_0(int64_t n, const void *w, const void *x) {
         const __m256i hb = _mm256_and_si256(bits_to_bytes(a[i].qh), b4);
         const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles32(a[i].qs), hb), sixteen);
         const __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p), acc);
+        acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
     }
     return hsum_ps(acc);
 }
@@ -178,17 +183,10 @@ RA_AVX2 static float dot_q5_1(int64_t n, const void *w, const void *x) {
         const __m256i hb = _mm256_and_si256(bits_to_bytes(a[i].qh), b4);
         const __m256i q = _mm256_or_si256(nibbles32(a[i].qs), hb);
         const __m256i p = dot_u8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(h2f(a[i].d) * h2f(b[i].d)), _mm256_cvtepi32_ps(p), acc);
-        sm += h2f(a[i].m) * h2f(b[i].s);
+        acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
+        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
     }
     return hsum_ps(acc) + sm;
-}
-
-// Sum over sub-blocks of min[j] * (bsums of its 32 elements), for Q4_K/Q5_K.
-static inline int mins_dot(const uint8_t m[8], const int16_t *bsums) {
-    int s = 0;
-    for (int j = 0; j < 8; j++) s += m[j] * (bsums[2 * j] + bsums[2 * j + 1]);
-    return s;
 }
 
 RA_AVX2 static float dot_q4_k(int64_t n, const void *w, const void *x) {
@@ -196,25 +194,35 @@ RA_AVX2 static float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15);
     __m256 acc = _mm256_setzero_ps();
-    float accm = 0;
+    __m128 accmv = _mm_setzero_ps();
+    __m256i pick[8];
+    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        ra_unpack_scales_k4(a[i].scales, sc, m);
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
         const float dy = b[i].d;
-        accm += dy * h2f(a[i].dmin) * (float)mins_dot(m, b[i].bsums);
+        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
+                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
         __m256i si = _mm256_setzero_si256();
         for (int g = 0; g < 4; g++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
             const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
             const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
             const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
-            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sc[2 * g]));
-            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sc[2 * g + 1]));
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
             si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * h2f(a[i].d)), _mm256_cvtepi32_ps(si), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
     }
-    return hsum_ps(acc) - accm;
+    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
+    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+    return hsum_ps(acc) - _mm_cvtss_f32(mv);
 }
 
 RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
@@ -222,12 +230,20 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     __m256 acc = _mm256_setzero_ps();
-    float accm = 0;
+    __m128 accmv = _mm_setzero_ps();
+    __m256i pick[8];
+    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        ra_unpack_scales_k4(a[i].scales, sc, m);
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
         const float dy = b[i].d;
-        accm += dy * h2f(a[i].dmin) * (float)mins_dot(m, b[i].bsums);
+        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
+                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
         __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
         __m256i si = _mm256_setzero_si256();
         for (int g = 0; g < 4; g++) {
@@ -239,13 +255,15 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
             const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), hhi);
             const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
             const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
-            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_set1_epi16(sc[2 * g]));
-            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_set1_epi16(sc[2 * g + 1]));
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
             si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * h2f(a[i].d)), _mm256_cvtepi32_ps(si), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
     }
-    return hsum_ps(acc) - accm;
+    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
+    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+    return hsum_ps(acc) - _mm_cvtss_f32(mv);
 }
 
 RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
@@ -279,16 +297,180 @@ RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
                 si = _mm256_add_epi32(si, _mm256_madd_epi16(p, s));
             }
         }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(b[i].d * h2f(a[i].d)), _mm256_cvtepi32_ps(si), acc);
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(b[i].d * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
     }
     return hsum_ps(acc);
 }
+
+// ---------------------------------------------------------------------------------------------
+// One weight row against up to 4 activation rows: the weight blocks are decoded once for all of
+// them (prompt processing). The *_m bodies are instantiated for nx = 1..4 so their loops unroll.
+
+#define RA_AVX2_INLINE RA_AVX2 static inline __attribute__((always_inline))
+#define RA_MULTI_WRAPPERS(name)                                                                        \
+    RA_AVX2 static void name(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os) { \
+        switch (nx) {                                                                                  \
+        case 1: name##_m(n, w, x, xs, out, os, 1); break;                                              \
+        case 2: name##_m(n, w, x, xs, out, os, 2); break;                                              \
+        case 3: name##_m(n, w, x, xs, out, os, 3); break;                                              \
+        default: name##_m(n, w, x, xs, out, os, 4); break;                                             \
+        }                                                                                              \
+    }
+
+RA_AVX2_INLINE void multi_q8_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q8_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    for (int64_t i = 0; i < n / 32; i++) {
+        const __m256i wv = _mm256_loadu_si256((const __m256i *)a[i].qs);
+        const __m256i aw = _mm256_sign_epi8(wv, wv);
+        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
+        for (int k = 0; k < nx; k++) {
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q8_0)
+
+RA_AVX2_INLINE void multi_q4_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    for (int64_t i = 0; i < n / 32; i++) {
+        const __m256i wv = _mm256_sub_epi8(nibbles32(a[i].qs), _mm256_set1_epi8(8));
+        const __m256i aw = _mm256_sign_epi8(wv, wv);
+        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
+        for (int k = 0; k < nx; k++) {
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q4_0)
+
+RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_k *a = w;
+    const blk_q8_k *b[4];
+    __m256 acc[4];
+    __m128 accm[4];
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        acc[k] = _mm256_setzero_ps();
+        accm[k] = _mm_setzero_ps();
+    }
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        __m256i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i slo = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 1) + 4 * g)));
+            const __m256i shi = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 3) + 4 * g + 2)));
+            for (int k = 0; k < nx; k++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g));
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g + 32));
+                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), slo);
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), shi);
+                si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
+            }
+        }
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
+        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+        out[k * os] = hsum_ps(acc[k]) - _mm_cvtss_f32(mv);
+    }
+}
+RA_MULTI_WRAPPERS(multi_q4_k)
+
+RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q6_k *a = w;
+    const blk_q8_k *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        __m256i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[k][i].bsums));
+            si[k] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        }
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = a[i].ql + 64 * h;
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            for (int c = 0; c < 4; c++) {
+                const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + c)), pick);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i p = _mm256_maddubs_epi16(q[c], _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 128 * h + 32 * c)));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(p, s));
+                }
+            }
+        }
+        const float dw = ra_f16_table[a[i].d];
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q6_k)
+
+RA_AVX2_INLINE void multi_f16_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const uint16_t *a = w;
+    const uint16_t *b[4];
+    __m256 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const uint16_t *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 wv = ld_f16(a + i);
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_fmadd_ps(wv, ld_f16(b[k] + i), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        float s = hsum_ps(acc[k]);
+        for (int64_t j = i; j < n; j++) s += h2f(a[j]) * h2f(b[k][j]);
+        out[k * os] = s;
+    }
+}
+RA_MULTI_WRAPPERS(multi_f16)
 
 const ra_dot_table ra_dots_avx2 = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
         [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
+    },
+    .multi = {
+        [RA_DI_F16] = multi_f16, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q8_0] = multi_q8_0,
+        [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q6_K] = multi_q6_k,
     },
 };
 

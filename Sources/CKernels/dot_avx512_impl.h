@@ -34,9 +34,19 @@ RA_TARGET static inline __m256i nibbles32(const uint8_t *p) {
     return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
 }
 
-// Scale vector of two blocks: lanes 0..7 = d0, lanes 8..15 = d1.
-RA_TARGET static inline __m512 scale2(float d0, float d1) {
-    return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
+// Scale vector of two blocks: lanes 0..7 = d_w0 * d_x0, lanes 8..15 = d_w1 * d_x1 (halves looked up
+// in the table and broadcast straight from memory).
+RA_TARGET static inline __m512 scale2(uint16_t w0, uint16_t x0, uint16_t w1, uint16_t x1) {
+    const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[w0]), _mm512_set1_ps(ra_f16_table[w1]));
+    const __m512 dx = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[x0]), _mm512_set1_ps(ra_f16_table[x1]));
+    return _mm512_mul_ps(dw, dx);
+}
+
+// Nibbles of two Q4_0-style blocks: [lo(p0), hi(p0), lo(p1), hi(p1)] as 64 bytes.
+RA_TARGET static inline __m512i nibbles64(const uint8_t *p0, const uint8_t *p1) {
+    const __m512i v = cat256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p0)),
+                             _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p1)));
+    return _mm512_and_si512(_mm512_srlv_epi64(v, _mm512_set_epi64(4, 4, 0, 0, 4, 4, 0, 0)), _mm512_set1_epi8(15));
 }
 
 RA_TARGET static float dot_f32(int64_t n, const void *w, const void *x) {
@@ -111,8 +121,8 @@ RA_TARGET static float dot_q8_0(int64_t n, const void *w, const void *x) {
         const __m512i x1 = cat256(_mm256_loadu_si256((const __m256i *)b[i + 2].qs), _mm256_loadu_si256((const __m256i *)b[i + 3].qs));
         const __m512i p0 = dp_s8s8(_mm512_setzero_si512(), w0, x0);
         const __m512i p1 = dp_s8s8(_mm512_setzero_si512(), w1, x1);
-        const __m512 d0 = scale2(h2f(a[i].d) * h2f(b[i].d), h2f(a[i + 1].d) * h2f(b[i + 1].d));
-        const __m512 d1 = scale2(h2f(a[i + 2].d) * h2f(b[i + 2].d), h2f(a[i + 3].d) * h2f(b[i + 3].d));
+        const __m512 d0 = scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d);
+        const __m512 d1 = scale2(a[i + 2].d, b[i + 2].d, a[i + 3].d, b[i + 3].d);
         acc0 = _mm512_fmadd_ps(d0, _mm512_cvtepi32_ps(p0), acc0);
         acc1 = _mm512_fmadd_ps(d1, _mm512_cvtepi32_ps(p1), acc1);
     }
@@ -120,7 +130,7 @@ RA_TARGET static float dot_q8_0(int64_t n, const void *w, const void *x) {
     for (; i < nb; i++) {
         const __m256i wv = _mm256_loadu_si256((const __m256i *)a[i].qs), xv = _mm256_loadu_si256((const __m256i *)b[i].qs);
         const __m512i p = dp_s8s8(_mm512_setzero_si512(), _mm512_zextsi256_si512(wv), _mm512_zextsi256_si512(xv));
-        s += (float)_mm512_mask_reduce_add_epi32(0x00FF, p) * (h2f(a[i].d) * h2f(b[i].d));
+        s += (float)_mm512_mask_reduce_add_epi32(0x00FF, p) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
     }
     return s;
 }
@@ -133,14 +143,14 @@ RA_TARGET static float dot_q4_0(int64_t n, const void *w, const void *x) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
-        const __m512i w0 = _mm512_sub_epi8(cat256(nibbles32(a[i].qs), nibbles32(a[i + 1].qs)), eight);
-        const __m512i w1 = _mm512_sub_epi8(cat256(nibbles32(a[i + 2].qs), nibbles32(a[i + 3].qs)), eight);
+        const __m512i w0 = _mm512_sub_epi8(nibbles64(a[i].qs, a[i + 1].qs), eight);
+        const __m512i w1 = _mm512_sub_epi8(nibbles64(a[i + 2].qs, a[i + 3].qs), eight);
         const __m512i x0 = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i x1 = cat256(_mm256_loadu_si256((const __m256i *)b[i + 2].qs), _mm256_loadu_si256((const __m256i *)b[i + 3].qs));
         const __m512i p0 = dp_s8s8(_mm512_setzero_si512(), w0, x0);
         const __m512i p1 = dp_s8s8(_mm512_setzero_si512(), w1, x1);
-        const __m512 d0 = scale2(h2f(a[i].d) * h2f(b[i].d), h2f(a[i + 1].d) * h2f(b[i + 1].d));
-        const __m512 d1 = scale2(h2f(a[i + 2].d) * h2f(b[i + 2].d), h2f(a[i + 3].d) * h2f(b[i + 3].d));
+        const __m512 d0 = scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d);
+        const __m512 d1 = scale2(a[i + 2].d, b[i + 2].d, a[i + 3].d, b[i + 3].d);
         acc0 = _mm512_fmadd_ps(d0, _mm512_cvtepi32_ps(p0), acc0);
         acc1 = _mm512_fmadd_ps(d1, _mm512_cvtepi32_ps(p1), acc1);
     }
@@ -149,14 +159,95 @@ RA_TARGET static float dot_q4_0(int64_t n, const void *w, const void *x) {
         const __m256i wv = _mm256_sub_epi8(nibbles32(a[i].qs), _mm256_set1_epi8(8));
         const __m256i xv = _mm256_loadu_si256((const __m256i *)b[i].qs);
         const __m512i p = dp_s8s8(_mm512_setzero_si512(), _mm512_zextsi256_si512(wv), _mm512_zextsi256_si512(xv));
-        s += (float)_mm512_mask_reduce_add_epi32(0x00FF, p) * (h2f(a[i].d) * h2f(b[i].d));
+        s += (float)_mm512_mask_reduce_add_epi32(0x00FF, p) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
     }
     return s;
 }
 
-static inline int mins_dot(const uint8_t m[8], const int16_t *bsums) {
-    int s = 0;
-    for (int j = 0; j < 8; j++) s += m[j] * (bsums[2 * j] + bsums[2 * j + 1]);
+// Fifth bits of two Q5 blocks as 0x10 bytes, in the layout of nibbles64 (bit j of qh <-> element j).
+RA_TARGET static inline __m512i fifth_bits64(const uint8_t *qh0, const uint8_t *qh1) {
+    uint32_t h0, h1;
+    memcpy(&h0, qh0, 4);
+    memcpy(&h1, qh1, 4);
+    return _mm512_maskz_mov_epi8((__mmask64)h0 | ((__mmask64)h1 << 32), _mm512_set1_epi8(0x10));
+}
+
+// Q4_1/Q5_0/Q5_1 take two blocks per step; an odd trailing block is done in scalar code.
+RA_TARGET static float dot_q4_1(int64_t n, const void *w, const void *x) {
+    const blk_q4_1 *a = w;
+    const blk_q8_1 *b = x;
+    const int64_t nb = n / 32;
+    __m512 acc = _mm512_setzero_ps();
+    float sm = 0;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i q = nibbles64(a[i].qs, a[i + 1].qs);
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
+        acc = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p), acc);
+        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s] + ra_f16_table[a[i + 1].m] * ra_f16_table[b[i + 1].s];
+    }
+    float s = _mm512_reduce_add_ps(acc) + sm;
+    for (; i < nb; i++) {
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) sumi += (a[i].qs[j] & 15) * b[i].qs[j] + (a[i].qs[j] >> 4) * b[i].qs[j + 16];
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]) + ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
+    }
+    return s;
+}
+
+RA_TARGET static float dot_q5_0(int64_t n, const void *w, const void *x) {
+    const blk_q5_0 *a = w;
+    const blk_q8_0 *b = x;
+    const int64_t nb = n / 32;
+    __m512 acc = _mm512_setzero_ps();
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i q = _mm512_sub_epi8(_mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh)),
+                                          _mm512_set1_epi8(16));
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m512i p = dp_s8s8(_mm512_setzero_si512(), q, y);
+        acc = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p), acc);
+    }
+    float s = _mm512_reduce_add_ps(acc);
+    for (; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, a[i].qh, 4);
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            sumi += (((a[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4)) - 16) * b[i].qs[j];
+            sumi += (((a[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4)) - 16) * b[i].qs[j + 16];
+        }
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
+    }
+    return s;
+}
+
+RA_TARGET static float dot_q5_1(int64_t n, const void *w, const void *x) {
+    const blk_q5_1 *a = w;
+    const blk_q8_1 *b = x;
+    const int64_t nb = n / 32;
+    __m512 acc = _mm512_setzero_ps();
+    float sm = 0;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i q = _mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh));
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
+        acc = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p), acc);
+        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s] + ra_f16_table[a[i + 1].m] * ra_f16_table[b[i + 1].s];
+    }
+    float s = _mm512_reduce_add_ps(acc) + sm;
+    for (; i < nb; i++) {
+        uint32_t qh;
+        memcpy(&qh, a[i].qh, 4);
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) {
+            sumi += ((a[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4)) * b[i].qs[j];
+            sumi += ((a[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4)) * b[i].qs[j + 16];
+        }
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]) + ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
+    }
     return s;
 }
 
@@ -171,15 +262,17 @@ RA_TARGET static float dot_q4_k(int64_t n, const void *w, const void *x) {
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
     __m512 acc = _mm512_setzero_ps();
-    float accm = 0;
+    __m128 accmv = _mm_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        ra_unpack_scales_k4(a[i].scales, sc, m);
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
         const float dy = b[i].d;
-        accm += dy * h2f(a[i].dmin) * (float)mins_dot(m, b[i].bsums);
-        uint64_t sc64;
-        memcpy(&sc64, sc, 8);
-        const __m512i s16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc64)));
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
+                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
+        const __m512i s16 = _mm512_zextsi256_si512(sm16);
         const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
                                 _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
         __m512i si = _mm512_setzero_si512();
@@ -189,9 +282,11 @@ RA_TARGET static float dot_q4_k(int64_t n, const void *w, const void *x) {
             const __m512i y = _mm512_loadu_si512((const void *)(b[i].qs + 64 * g));
             si = _mm512_add_epi32(si, _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
         }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * h2f(a[i].d)), _mm512_cvtepi32_ps(si), acc);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }
-    return _mm512_reduce_add_ps(acc) - accm;
+    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
+    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+    return _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(mv);
 }
 
 RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
@@ -200,15 +295,17 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
     const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
     __m512 acc = _mm512_setzero_ps();
-    float accm = 0;
+    __m128 accmv = _mm_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        ra_unpack_scales_k4(a[i].scales, sc, m);
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
         const float dy = b[i].d;
-        accm += dy * h2f(a[i].dmin) * (float)mins_dot(m, b[i].bsums);
-        uint64_t sc64;
-        memcpy(&sc64, sc, 8);
-        const __m512i s16 = _mm512_zextsi128_si512(_mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)sc64)));
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
+                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
+        const __m512i s16 = _mm512_zextsi256_si512(sm16);
         const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
                                 _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
         const __m256i qh = _mm256_loadu_si256((const __m256i *)a[i].qh);
@@ -223,9 +320,11 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
             const __m512i y = _mm512_loadu_si512((const void *)(b[i].qs + 64 * g));
             si = _mm512_add_epi32(si, _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
         }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * h2f(a[i].d)), _mm512_cvtepi32_ps(si), acc);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }
-    return _mm512_reduce_add_ps(acc) - accm;
+    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
+    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+    return _mm512_reduce_add_ps(acc) - _mm_cvtss_f32(mv);
 }
 
 // int16 lane l of the result = scale[base + l / 8] (Q6_K: 16 elements per scale)
@@ -258,7 +357,7 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
             si = _mm512_add_epi32(si, _mm512_madd_epi16(plo, _mm512_permutexvar_epi16(ix[2 * h], s16)));
             si = _mm512_add_epi32(si, _mm512_madd_epi16(phi, _mm512_permutexvar_epi16(ix[2 * h + 1], s16)));
         }
-        acc = _mm512_fmadd_ps(_mm512_set1_ps(b[i].d * h2f(a[i].d)), _mm512_cvtepi32_ps(si), acc);
+        acc = _mm512_fmadd_ps(_mm512_set1_ps(b[i].d * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }
     return _mm512_reduce_add_ps(acc);
 }
@@ -266,7 +365,7 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
 const ra_dot_table RA_TABLE = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
-        [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0,
+        [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
 };

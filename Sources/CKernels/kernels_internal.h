@@ -58,6 +58,26 @@ static inline void ra_unpack_scales_k4(const uint8_t *s, uint8_t sc[8], uint8_t 
     }
 }
 
+// float value of every half (filled by ra_kernels_init; the dot paths load scales from it so that
+// converting a block's scale is a plain memory load, as ggml does on x86)
+extern float ra_f16_table[65536];
+// Fills the tables; idempotent and thread-safe. Called before any dot product runs.
+void ra_kernels_init(void);
+
+// Q4_K/Q5_K scales and mins as 16 bytes: bytes 0..7 = the 8 scales, bytes 8..15 = the 8 mins
+// (the same values as ra_unpack_scales_k4, rearranged with word operations).
+static inline void ra_unpack_scales_k4_words(const uint8_t *s, uint32_t u[4]) {
+    const uint32_t m6 = 0x3f3f3f3fu, m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+    uint32_t a, b, c;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + 4, 4);
+    memcpy(&c, s + 8, 4);
+    u[0] = a & m6;                                        // scales 0..3
+    u[1] = (c & m4) | (((a >> 6) & m2) << 4);             // scales 4..7
+    u[2] = b & m6;                                        // mins 0..3
+    u[3] = ((c >> 4) & m4) | (((b >> 6) & m2) << 4);      // mins 4..7
+}
+
 typedef float (*ra_dot_fn)(int64_t n, const void *w, const void *x);
 // Computes nx dot products of one weight row with nx activation rows x_stride bytes apart.
 typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t x_stride, int nx, float *out, int64_t out_stride);

@@ -1,6 +1,18 @@
 // ggml block formats: type table, half/bfloat16 conversion, quantization and dequantization.
 #include "kernels_internal.h"
 #include <math.h>
+#include <pthread.h>
+
+float ra_f16_table[65536];
+
+static void fill_tables(void) {
+    for (uint32_t h = 0; h < 65536; h++) ra_f16_table[h] = ra_h2f((uint16_t)h);
+}
+
+void ra_kernels_init(void) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, fill_tables);
+}
 
 int ra_type_supported(int type) {
     switch (type) {

@@ -1,0 +1,187 @@
+import CKernels
+import Testing
+
+/// Everything that switches the kernel path runs here, one test at a time: the mask is process-wide.
+@Suite("dot products and matmul on every CPU path", .serialized)
+struct DotProductTests {
+    /// Elements per test row for a type: several blocks, odd counts for the float types (tails).
+    static func lengths(_ t: KType) -> [Int] {
+        switch t.blockSize {
+        case 1: return [1, 7, 16, 17, 63, 64, 65, 129, 1000, 2048]
+        case 32: return [32, 96, 256, 544, 2048]
+        default: return [256, 768, 2048, 4096]
+        }
+    }
+
+    @Test("dispatch honours the feature mask and never picks a path the CPU lacks")
+    func dispatch() {
+        let f = ra_cpu_features()
+        ra_set_cpu_features_mask(0)
+        #expect(ra_kernel_path() == Int32(RA_PATH_SCALAR))
+        ra_set_cpu_features_mask(-1)
+        let best = ra_kernel_path()
+        let avx2: Int32 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
+        let avx512: Int32 = avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL)
+        if best >= Int32(RA_PATH_AVX2) { #expect(f & avx2 == avx2) }
+        if best >= Int32(RA_PATH_AVX512) { #expect(f & avx512 == avx512) }
+        if best == Int32(RA_PATH_AVX512_VNNI) { #expect(f & Int32(RA_CPU_AVX512VNNI) != 0) }
+        #if arch(x86_64)
+        #expect(f & Int32(RA_CPU_NEON) == 0)
+        #endif
+        #expect(String(cString: ra_kernel_path_name(best)).isEmpty == false)
+    }
+
+    @Test("scalar dot equals the dot of the decoded rows", arguments: KType.weights)
+    func scalarMatchesDecodedRows(_ t: KType) {
+        var rng = SeededRandom(seed: 11 + UInt64(t.id))
+        for n in Self.lengths(t) {
+            let w = Kernels.randomWeights(t, n, &rng), x = Kernels.randomActivations(t, n, &rng)
+            let got = KPath.scalar.run { Kernels.dot(t, n, w, x) }
+            let want = Kernels.referenceDot(t, n, w, x), mag = Kernels.magnitude(t, n, w, x)
+            #expect(abs(Double(got) - want) <= 1e-5 * mag + 1e-30, "\(t) n=\(n): \(got) vs \(want)")
+        }
+    }
+
+    /// Blocks whose every product and partial sum is exact in float (power-of-two scales, small ints).
+    private func exactRows(_ t: KType, _ n: Int, _ rng: inout SeededRandom) -> ([UInt8], [UInt8]) {
+        var w: [UInt8]
+        switch t.name {
+        case "F32", "F16", "BF16":
+            w = Kernels.quantize(t, (0..<n).map { _ in Float(Int.random(in: -8...8, using: &rng)) * 0.25 })
+        default:
+            w = Kernels.randomWeights(t, n, &rng, extreme: n % 3 == 0, scales: { 0.0625 })
+            if t.name == "Q6_K" {   // keep Q6_K's int8 scales to ±32 so sums stay far below 2^24
+                for b in 0..<(n / 256) { for k in 0..<16 { w[210 * b + 192 + k] = UInt8(bitPattern: Int8.random(in: -32...31, using: &rng)) } }
+            }
+        }
+        var x: [UInt8]
+        let xt = t.dotType
+        switch xt.name {
+        case "F32", "F16", "BF16":
+            x = Kernels.quantize(xt, (0..<n).map { _ in Float(Int.random(in: -8...8, using: &rng)) })
+        case "Q8_0", "Q8_1":
+            x = [UInt8](repeating: 0, count: xt.rowBytes(n))
+            let qs = xt.name == "Q8_0" ? 2 : 4
+            for b in 0..<(n / 32) {
+                x.putHalf(0.015625, at: xt.blockBytes * b)
+                var sum = 0
+                for j in 0..<32 {
+                    let v = Int8.random(in: -15...15, using: &rng)
+                    sum += Int(v)
+                    x[xt.blockBytes * b + qs + j] = UInt8(bitPattern: v)
+                }
+                if qs == 4 { x.putHalf(0.015625 * Float(sum), at: xt.blockBytes * b + 2) }
+            }
+        default:   // Q8_K
+            x = [UInt8](repeating: 0, count: xt.rowBytes(n))
+            for b in 0..<(n / 256) {
+                x.putFloat(0.015625, at: 292 * b)
+                for g in 0..<16 {
+                    var s = 0
+                    for j in 0..<16 {
+                        let v = Int8.random(in: -15...15, using: &rng)
+                        s += Int(v)
+                        x[292 * b + 4 + 16 * g + j] = UInt8(bitPattern: v)
+                    }
+                    let u = UInt16(bitPattern: Int16(s))
+                    x[292 * b + 260 + 2 * g] = UInt8(u & 0xFF)
+                    x[292 * b + 261 + 2 * g] = UInt8(u >> 8)
+                }
+            }
+        }
+        return (w, x)
+    }
+
+    @Test("every SIMD path gives exactly the scalar result when all arithmetic is exact", arguments: KType.weights)
+    func simdExactOnExactData(_ t: KType) {
+        var rng = SeededRandom(seed: 21 + UInt64(t.id))
+        for n in Self.lengths(t) {
+            let (w, x) = exactRows(t, n, &rng)
+            let want = KPath.scalar.run { Kernels.dot(t, n, w, x) }
+            #expect(Double(want) == Kernels.referenceDot(t, n, w, x), "\(t) n=\(n) scalar")
+            for path in KPath.simd {
+                let got = path.run { Kernels.dot(t, n, w, x) }
+                #expect(got == want, "\(t) n=\(n) \(path): \(got) vs scalar \(want)")
+            }
+        }
+    }
+
+    @Test("every SIMD path agrees with scalar on random and extreme data", arguments: KType.weights)
+    func simdMatchesScalar(_ t: KType) {
+        var rng = SeededRandom(seed: 31 + UInt64(t.id))
+        var scaleRng = SeededRandom(seed: 51 + UInt64(t.id))
+        let scaleChoices: [Float] = [1e-4, 0.01, 1, 60000, -0.5, 6e-8]
+        for n in Self.lengths(t) {
+            for round in 0..<4 {
+                let extreme = round >= 2
+                let w = Kernels.randomWeights(t, n, &rng, extreme: extreme,
+                                              scales: { scaleChoices.randomElement(using: &scaleRng) ?? 1 })
+                let x = Kernels.randomActivations(t, n, &rng, range: round == 3 ? 3e4 : 1, extreme: extreme)
+                let want = KPath.scalar.run { Kernels.dot(t, n, w, x) }
+                let mag = Kernels.magnitude(t, n, w, x)
+                for path in KPath.simd {
+                    let got = path.run { Kernels.dot(t, n, w, x) }
+                    #expect(abs(Double(got) - Double(want)) <= 2e-5 * mag + 1e-30,
+                            "\(t) n=\(n) round \(round) \(path): \(got) vs scalar \(want)")
+                }
+            }
+        }
+    }
+
+    @Test("dot of a hand-built Q8_0 row with a known activation row")
+    func knownDot() {
+        var w = [UInt8](repeating: 0, count: 68)
+        var x = [UInt8](repeating: 0, count: 68)
+        for blk in 0..<2 {
+            w.putHalf(blk == 0 ? 0.5 : 2, at: 34 * blk)
+            x.putHalf(0.25, at: 34 * blk)
+            for j in 0..<32 {
+                w[34 * blk + 2 + j] = UInt8(bitPattern: Int8(j - 16))
+                x[34 * blk + 2 + j] = 2
+            }
+        }
+        // sum_j (j - 16) * 2 = -32 per block; -32 * (0.5 * 0.25) + -32 * (2 * 0.25) = -20
+        for path in [KPath.scalar] + KPath.simd {
+            #expect(path.run { Kernels.dot(.q8_0, 64, w, x) } == -20, "\(path)")
+        }
+    }
+
+    @Test("matmul_rows equals per-row dot products for odd row ranges and batch sizes", arguments: KType.weights)
+    func matmulRows(_ t: KType) {
+        var rng = SeededRandom(seed: 41 + UInt64(t.id))
+        let n = t.blockSize == 1 ? 200 : (t.blockSize == 32 ? 320 : 512)
+        let rows = 13, r0 = 3, r1 = 12, stride = rows + 4
+        let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
+        var w = [UInt8]()
+        for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng) }
+        for nb in [1, 2, 3, 5, 8, 9, 17] {
+            var x = [UInt8]()
+            for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng) }
+            for path in [KPath.scalar] + KPath.simd {
+                var out = [Float](repeating: -12345, count: stride * nb)
+                path.run {
+                    w.withUnsafeBytes { wp in
+                        x.withUnsafeBytes { xp in
+                            out.withUnsafeMutableBufferPointer {
+                                ra_matmul_rows(t.id, wp.baseAddress, Int64(n), xp.baseAddress, Int64(nb), $0.baseAddress, Int64(stride), Int64(r0), Int64(r1))
+                            }
+                        }
+                    }
+                }
+                for b in 0..<nb {
+                    for r in 0..<stride {
+                        let got = out[b * stride + r]
+                        guard (r0..<r1).contains(r) else {
+                            #expect(got == -12345, "\(t) \(path) nb=\(nb): wrote outside rows at b=\(b) r=\(r)")
+                            continue
+                        }
+                        let wRow = Array(w[(r * wr)..<((r + 1) * wr)]), xRow = Array(x[(b * xr)..<((b + 1) * xr)])
+                        let want = path.run { Kernels.dot(t, n, wRow, xRow) }
+                        let mag = Kernels.magnitude(t, n, wRow, xRow)
+                        #expect(abs(Double(got) - Double(want)) <= 1e-6 * mag + 1e-30, "\(t) \(path) nb=\(nb) b=\(b) r=\(r): \(got) vs \(want)")
+                    }
+                }
+            }
+        }
+    }
+}

@@ -33,22 +33,27 @@ final class Transformer: @unchecked Sendable {
         guard c.keyLength == c.valueLength else {
             throw GGUFError(.unsupported, "key length \(c.keyLength) differs from value length \(c.valueLength); the native engine needs them equal")
         }
+        guard contextLength <= 1 << 22 else {
+            throw GGUFError(.unsupported, "context length \(contextLength) is larger than the native engine supports (\(1 << 22))")
+        }
+        let (cacheElements, overflow) = (c.layerCount * contextLength).multipliedReportingOverflow(by: c.headCountKV * c.keyLength)
+        guard !overflow, cacheElements <= Int(Int32.max) * 64 else {
+            throw GGUFError(.unsupported, "a KV cache of \(contextLength) tokens for this model is too large")
+        }
         config = c
         self.weights = weights
         self.contextLength = contextLength
         self.batchSize = batchSize
-        self.threads = max(1, threads)
+        self.threads = min(max(1, threads), 512)
         guard let pool = ra_pool_create(Int32(clamping: self.threads)) else {
             throw GGUFError(.io, "could not start \(self.threads) worker threads")
         }
         self.pool = pool
         kvDim = c.headCountKV * c.keyLength
         let qDim = c.headCount * c.keyLength
-        let cacheElements = c.layerCount * contextLength * kvDim
         kCache = .allocate(capacity: cacheElements)
         vCache = .allocate(capacity: cacheElements)
-        kCache.initialize(repeating: 0, count: cacheElements)
-        vCache.initialize(repeating: 0, count: cacheElements)
+        // Not initialised: a position is always written before attention reads it (pages are committed lazily).
         func floats(_ n: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
             p.initialize(repeating: 0, count: n)

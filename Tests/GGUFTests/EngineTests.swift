@@ -280,6 +280,55 @@ struct StopSequenceFilterTests {
     }
 }
 
+/// A tiny qwen2 model: the llama layout under the qwen2 name, plus q/k/v biases (`biasScale` × N(0, 1)).
+private func qwen2Writer(biasScale: Float, withBiases: Bool = true) -> GGUFWriter {
+    var w = GGUFWriter.tinyModel(spec(.llama, .f32))
+    for i in w.entries.indices where w.entries[i].key.hasPrefix("llama.") {
+        w.entries[i].key = "qwen2." + w.entries[i].key.dropFirst("llama.".count)
+    }
+    w.set("general.architecture", .string("qwen2"))
+    var rng = SeededGenerator(seed: 99)
+    if withBiases {
+        for layer in 0..<2 {
+            for (name, n) in [("attn_q", 64), ("attn_k", 32), ("attn_v", 32)] {
+                w.addTensor(name: "blk.\(layer).\(name).bias", shape: [n], floats: (0..<n).map { _ in rng.normal(std: biasScale) })
+            }
+        }
+    }
+    return w
+}
+
+@Suite("Engine qwen2")
+struct EngineQwen2Tests {
+    func logits(_ writer: GGUFWriter) throws -> [Float] {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        try writer.write(to: dir.path + "/m.gguf")
+        let model = try GGUFModel(path: dir.path + "/m.gguf")
+        return try GGUFContext(model: model, contextLength: 32, threads: 2).evaluate(prompt)
+    }
+
+    @Test("qwen2 adds its q/k/v biases (zero biases change nothing, others do)")
+    func biasesAreApplied() throws {
+        let zero = try logits(qwen2Writer(biasScale: 0))
+        let again = try logits(qwen2Writer(biasScale: 0))
+        let biased = try logits(qwen2Writer(biasScale: 0.5))
+        #expect(zero == again)
+        #expect(maxRelativeDifference(biased[...], zero[...]) > 1e-3)
+    }
+
+    @Test("a qwen2 model without its biases is an invalid file, naming the tensor")
+    func missingBias() throws {
+        do {
+            _ = try logits(qwen2Writer(biasScale: 0, withBiases: false))
+            Issue.record("expected an error")
+        } catch let error as GGUFError {
+            #expect(error.kind == .invalidFormat)
+            #expect(error.message.contains("attn_q.bias"))
+        }
+    }
+}
+
 @Suite("Engine model validation")
 struct EngineValidationTests {
     @Test("an unknown architecture is unsupported and named")

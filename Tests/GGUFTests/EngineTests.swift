@@ -104,6 +104,20 @@ struct EngineTests {
         #expect(logits.allSatisfy { $0.isFinite })
     }
 
+    @Test("rope_freqs.weight divides the RoPE frequencies (all ones change nothing)")
+    func ropeFrequencyFactors() throws {
+        func logits(_ factor: Float?) throws -> [Float] {
+            let (model, dir) = try tinyModel(spec(.llama, .f32)) { w in
+                if let factor { w.addTensor(name: "rope_freqs.weight", shape: [8], floats: Array(repeating: factor, count: 8)) }
+            }
+            defer { dir.remove() }
+            return try GGUFContext(model: model, contextLength: 32, threads: 1).evaluate(prompt)
+        }
+        let plain = try logits(nil)
+        #expect(try logits(1) == plain)
+        #expect(maxRelativeDifference(try logits(4)[...], plain[...]) > 1e-3)
+    }
+
     @Test("reset forgets the cache: the same prompt gives the same logits again")
     func resetClearsCache() throws {
         let (model, dir) = try tinyModel(spec(.qwen3, .q8_0))

@@ -1,5 +1,6 @@
 // CPU feature detection, path selection, ra_vec_dot and ra_matmul_rows.
 #include "kernels_internal.h"
+#include <pthread.h>
 #include <stdatomic.h>
 
 static atomic_int g_features = -1;     // detected features (-1: not yet)
@@ -86,18 +87,42 @@ static int path_tables(int path, const ra_dot_table *t[4]) {
     return k;
 }
 
-static void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi) {
-    *dot = NULL;
-    *multi = NULL;
+// Dot functions per path and type, resolved once (the first non-NULL entry from the path down).
+static ra_dot_fn g_dot[4][RA_DI_COUNT];
+static ra_dot_multi_fn g_multi[4][RA_DI_COUNT];
+
+static void build_dispatch(void) {
     ra_kernels_init();
-    const int di = dot_index(type);
-    if (di < 0) return;
-    const ra_dot_table *t[4];
-    const int k = path_tables(ra_kernel_path(), t);
-    for (int i = 0; i < k; i++) {
-        if (!*dot) *dot = t[i]->dot[di];
-        if (!*multi) *multi = t[i]->multi[di];
+    for (int path = 0; path < 4; path++) {
+        const ra_dot_table *t[4];
+        const int k = path_tables(path, t);
+        for (int di = 0; di < RA_DI_COUNT; di++)
+            for (int i = 0; i < k; i++) {
+                if (!g_dot[path][di]) g_dot[path][di] = t[i]->dot[di];
+                if (!g_multi[path][di]) g_multi[path][di] = t[i]->multi[di];
+            }
     }
+}
+
+static inline void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, build_dispatch);
+    const int di = dot_index(type);
+    if (di < 0) {
+        *dot = NULL;
+        *multi = NULL;
+        return;
+    }
+    const int path = ra_kernel_path();
+    *dot = g_dot[path][di];
+    *multi = g_multi[path][di];
+}
+
+ra_vec_dot_fn ra_vec_dot_function(int weight_type) {
+    ra_dot_fn dot;
+    ra_dot_multi_fn multi;
+    resolve(weight_type, &dot, &multi);
+    return dot;
 }
 
 float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_row) {

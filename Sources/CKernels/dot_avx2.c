@@ -123,24 +123,27 @@ RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) {
     return hsum_ps(_mm256_add_ps(acc0, acc1));
 }
 
+// Nibbles (0..15) × int8 with the format's offset of 8 taken off afterwards: sum((q - 8) y) =
+// sum(q y) - 8 sum(y); the int16 pair sums cannot overflow (|15 * 127 * 2| and |8 * 127 * 2|).
+RA_AVX2 static inline __m256i dot_nib_off8(__m256i q, __m256i y) {
+    const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q, y), _mm256_maddubs_epi16(_mm256_set1_epi8(8), y));
+    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+}
+
 RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) {
     const blk_q4_0 *a = w;
     const blk_q8_0 *b = x;
     const int64_t nb = n / 32;
-    const __m256i eight = _mm256_set1_epi8(8);
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
-        const __m256i q0 = _mm256_sub_epi8(nibbles32(a[i].qs), eight);
-        const __m256i q1 = _mm256_sub_epi8(nibbles32(a[i + 1].qs), eight);
-        const __m256i p0 = dot_s8(q0, _mm256_loadu_si256((const __m256i *)b[i].qs));
-        const __m256i p1 = dot_s8(q1, _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
+        const __m256i p0 = dot_nib_off8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
+        const __m256i p1 = dot_nib_off8(nibbles32(a[i + 1].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
         acc1 = _mm256_fmadd_ps(dprod(a[i + 1].d, b[i + 1].d), _mm256_cvtepi32_ps(p1), acc1);
     }
     for (; i < nb; i++) {
-        const __m256i q0 = _mm256_sub_epi8(nibbles32(a[i].qs), eight);
-        const __m256i p0 = dot_s8(q0, _mm256_loadu_si256((const __m256i *)b[i].qs));
+        const __m256i p0 = dot_nib_off8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
         acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
     }
     return hsum_ps(_mm256_add_ps(acc0, acc1));

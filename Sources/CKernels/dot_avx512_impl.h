@@ -28,12 +28,6 @@ RA_TARGET static inline __m512i cat256(__m256i lo, __m256i hi) {
     return _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
 }
 
-// 32 nibbles of 16 bytes: low nibbles are elements 0..15, high nibbles 16..31.
-RA_TARGET static inline __m256i nibbles32(const uint8_t *p) {
-    const __m128i t = _mm_loadu_si128((const __m128i *)p);
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
-}
-
 // Scale vector of two blocks: lanes 0..7 = d_w0 * d_x0, lanes 8..15 = d_w1 * d_x1 (halves looked up
 // in the table and broadcast straight from memory).
 RA_TARGET static inline __m512 scale2(uint16_t w0, uint16_t x0, uint16_t w1, uint16_t x1) {
@@ -135,31 +129,36 @@ RA_TARGET static float dot_q8_0(int64_t n, const void *w, const void *x) {
     return s;
 }
 
+// Nibbles (0..15) × int8 minus 8 × sum(int8), four products per int32 lane: the Q4_0 offset.
+RA_TARGET static inline __m512i dp_nib_off8(__m512i q, __m512i y) {
+#if RA_VNNI
+    return _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, y),
+                            _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(8), y));
+#else
+    const __m512i p = _mm512_sub_epi16(_mm512_maddubs_epi16(q, y), _mm512_maddubs_epi16(_mm512_set1_epi8(8), y));
+    return _mm512_madd_epi16(p, _mm512_set1_epi16(1));
+#endif
+}
+
 RA_TARGET static float dot_q4_0(int64_t n, const void *w, const void *x) {
     const blk_q4_0 *a = w;
     const blk_q8_0 *b = x;
     const int64_t nb = n / 32;
-    const __m512i eight = _mm512_set1_epi8(8);
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
-        const __m512i w0 = _mm512_sub_epi8(nibbles64(a[i].qs, a[i + 1].qs), eight);
-        const __m512i w1 = _mm512_sub_epi8(nibbles64(a[i + 2].qs, a[i + 3].qs), eight);
         const __m512i x0 = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i x1 = cat256(_mm256_loadu_si256((const __m256i *)b[i + 2].qs), _mm256_loadu_si256((const __m256i *)b[i + 3].qs));
-        const __m512i p0 = dp_s8s8(_mm512_setzero_si512(), w0, x0);
-        const __m512i p1 = dp_s8s8(_mm512_setzero_si512(), w1, x1);
-        const __m512 d0 = scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d);
-        const __m512 d1 = scale2(a[i + 2].d, b[i + 2].d, a[i + 3].d, b[i + 3].d);
-        acc0 = _mm512_fmadd_ps(d0, _mm512_cvtepi32_ps(p0), acc0);
-        acc1 = _mm512_fmadd_ps(d1, _mm512_cvtepi32_ps(p1), acc1);
+        const __m512i p0 = dp_nib_off8(nibbles64(a[i].qs, a[i + 1].qs), x0);
+        const __m512i p1 = dp_nib_off8(nibbles64(a[i + 2].qs, a[i + 3].qs), x1);
+        acc0 = _mm512_fmadd_ps(scale2(a[i].d, b[i].d, a[i + 1].d, b[i + 1].d), _mm512_cvtepi32_ps(p0), acc0);
+        acc1 = _mm512_fmadd_ps(scale2(a[i + 2].d, b[i + 2].d, a[i + 3].d, b[i + 3].d), _mm512_cvtepi32_ps(p1), acc1);
     }
     float s = _mm512_reduce_add_ps(_mm512_add_ps(acc0, acc1));
     for (; i < nb; i++) {
-        const __m256i wv = _mm256_sub_epi8(nibbles32(a[i].qs), _mm256_set1_epi8(8));
-        const __m256i xv = _mm256_loadu_si256((const __m256i *)b[i].qs);
-        const __m512i p = dp_s8s8(_mm512_setzero_si512(), _mm512_zextsi256_si512(wv), _mm512_zextsi256_si512(xv));
-        s += (float)_mm512_mask_reduce_add_epi32(0x00FF, p) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
+        int sumi = 0;
+        for (int j = 0; j < 16; j++) sumi += ((a[i].qs[j] & 15) - 8) * b[i].qs[j] + ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + 16];
+        s += (float)sumi * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
     }
     return s;
 }

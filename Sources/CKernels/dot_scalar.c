@@ -1,26 +1,61 @@
 // Portable scalar reference dot products (weight row × activation row in ra_vec_dot_type).
-// Integer parts are exact; each block's integer sum is scaled once, as ggml's generic code does.
+// Each block is decoded to int8 and dotted in integers (exact); its sum is scaled once, as ggml's
+// generic code does. Written so that compilers can vectorise the loops (the portable fallback).
 #include "kernels_internal.h"
 
+// Float rows: four partial sums (lets compilers vectorise), halves decoded through the table.
 static float dot_f32(int64_t n, const void *w, const void *x) {
     const float *a = w, *b = x;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)a[i] * (double)b[i];
-    return (float)s;
+    float s[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; j++) s[j] += a[i + j] * b[i + j];
+    for (; i < n; i++) s[0] += a[i] * b[i];
+    return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 static float dot_f16(int64_t n, const void *w, const void *x) {
     const uint16_t *a = w, *b = x;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)(ra_h2f(a[i]) * ra_h2f(b[i]));
-    return (float)s;
+    float s[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; j++) s[j] += ra_f16_table[a[i + j]] * ra_f16_table[b[i + j]];
+    for (; i < n; i++) s[0] += ra_f16_table[a[i]] * ra_f16_table[b[i]];
+    return (s[0] + s[1]) + (s[2] + s[3]);
 }
 
 static float dot_bf16(int64_t n, const void *w, const void *x) {
     const uint16_t *a = w, *b = x;
-    double s = 0;
-    for (int64_t i = 0; i < n; i++) s += (double)(ra_bf2f(a[i]) * ra_bf2f(b[i]));
-    return (float)s;
+    float s[4] = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        for (int j = 0; j < 4; j++) s[j] += ra_bf2f(a[i + j]) * ra_bf2f(b[i + j]);
+    for (; i < n; i++) s[0] += ra_bf2f(a[i]) * ra_bf2f(b[i]);
+    return (s[0] + s[1]) + (s[2] + s[3]);
+}
+
+// Integer dot of n int8 pairs (n a multiple of 16 here; the loops vectorise).
+static inline int idot(const int8_t *q, const int8_t *y, int n) {
+    int s = 0;
+    for (int l = 0; l < n; l++) s += q[l] * y[l];
+    return s;
+}
+
+// The 32-element formats: decode the block's quants to int8 (offset removed), then one integer dot.
+static inline void nibbles_to_i8(const uint8_t qs[16], int offset, int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = (int8_t)((qs[j] & 15) - offset);
+        q[j + 16] = (int8_t)((qs[j] >> 4) - offset);
+    }
+}
+
+static inline void fifth_bits(const uint8_t qh[4], int8_t q[32]) {
+    for (int k = 0; k < 4; k++) {
+        uint64_t v;
+        memcpy(&v, q + 8 * k, 8);
+        v |= ra_bit16_table[qh[k]];
+        memcpy(q + 8 * k, &v, 8);
+    }
 }
 
 static float dot_q4_0(int64_t n, const void *w, const void *x) {
@@ -28,12 +63,9 @@ static float dot_q4_0(int64_t n, const void *w, const void *x) {
     const blk_q8_0 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
-        int sumi = 0;
-        for (int j = 0; j < 16; j++) {
-            sumi += ((a[i].qs[j] & 15) - 8) * b[i].qs[j];
-            sumi += ((a[i].qs[j] >> 4) - 8) * b[i].qs[j + 16];
-        }
-        s += (float)sumi * (ra_h2f(a[i].d) * ra_h2f(b[i].d));
+        int8_t q[32];
+        nibbles_to_i8(a[i].qs, 8, q);
+        s += (float)idot(q, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
     }
     return s;
 }
@@ -43,12 +75,10 @@ static float dot_q4_1(int64_t n, const void *w, const void *x) {
     const blk_q8_1 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
-        int sumi = 0;
-        for (int j = 0; j < 16; j++) {
-            sumi += (a[i].qs[j] & 15) * b[i].qs[j];
-            sumi += (a[i].qs[j] >> 4) * b[i].qs[j + 16];
-        }
-        s += (float)sumi * (ra_h2f(a[i].d) * ra_h2f(b[i].d)) + ra_h2f(a[i].m) * ra_h2f(b[i].s);
+        int8_t q[32];
+        nibbles_to_i8(a[i].qs, 0, q);
+        s += (float)idot(q, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d])
+           + ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
     }
     return s;
 }
@@ -58,15 +88,11 @@ static float dot_q5_0(int64_t n, const void *w, const void *x) {
     const blk_q8_0 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
-        uint32_t qh;
-        memcpy(&qh, a[i].qh, 4);
-        int sumi = 0;
-        for (int j = 0; j < 16; j++) {
-            const int lo = ((a[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4)) - 16;
-            const int hi = ((a[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4)) - 16;
-            sumi += lo * b[i].qs[j] + hi * b[i].qs[j + 16];
-        }
-        s += (float)sumi * (ra_h2f(a[i].d) * ra_h2f(b[i].d));
+        int8_t q[32];
+        nibbles_to_i8(a[i].qs, 0, q);
+        fifth_bits(a[i].qh, q);
+        for (int j = 0; j < 32; j++) q[j] = (int8_t)(q[j] - 16);
+        s += (float)idot(q, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
     }
     return s;
 }
@@ -76,15 +102,11 @@ static float dot_q5_1(int64_t n, const void *w, const void *x) {
     const blk_q8_1 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
-        uint32_t qh;
-        memcpy(&qh, a[i].qh, 4);
-        int sumi = 0;
-        for (int j = 0; j < 16; j++) {
-            const int lo = (a[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4);
-            const int hi = (a[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
-            sumi += lo * b[i].qs[j] + hi * b[i].qs[j + 16];
-        }
-        s += (float)sumi * (ra_h2f(a[i].d) * ra_h2f(b[i].d)) + ra_h2f(a[i].m) * ra_h2f(b[i].s);
+        int8_t q[32];
+        nibbles_to_i8(a[i].qs, 0, q);
+        fifth_bits(a[i].qh, q);
+        s += (float)idot(q, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d])
+           + ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
     }
     return s;
 }
@@ -92,12 +114,22 @@ static float dot_q5_1(int64_t n, const void *w, const void *x) {
 static float dot_q8_0(int64_t n, const void *w, const void *x) {
     const blk_q8_0 *a = w, *b = x;
     float s = 0;
-    for (int64_t i = 0; i < n / 32; i++) {
-        int sumi = 0;
-        for (int j = 0; j < 32; j++) sumi += a[i].qs[j] * b[i].qs[j];
-        s += (float)sumi * (ra_h2f(a[i].d) * ra_h2f(b[i].d));
-    }
+    for (int64_t i = 0; i < n / 32; i++)
+        s += (float)idot(a[i].qs, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
     return s;
+}
+
+// Q4_K/Q5_K: decode 256 quants to int8, dot each 32-element sub-block, weight it by its 6-bit scale;
+// the mins meet the activation block sums.
+static inline float k4_finish(const uint8_t *scales, uint16_t d, uint16_t dmin, const blk_q8_k *y, const int8_t q[256]) {
+    uint8_t sc[8], m[8];
+    ra_unpack_scales_k4(scales, sc, m);
+    int sumi = 0, summ = 0;
+    for (int j = 0; j < 8; j++) {
+        sumi += sc[j] * idot(q + 32 * j, y->qs + 32 * j, 32);
+        summ += m[j] * (y->bsums[2 * j] + y->bsums[2 * j + 1]);
+    }
+    return y->d * ra_f16_table[d] * (float)sumi - y->d * ra_f16_table[dmin] * (float)summ;
 }
 
 static float dot_q4_k(int64_t n, const void *w, const void *x) {
@@ -105,22 +137,13 @@ static float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        ra_unpack_scales_k4(a[i].scales, sc, m);
-        int sumi = 0;
-        for (int g = 0; g < 4; g++) {
-            const uint8_t *q = a[i].qs + 32 * g;
-            const int8_t *y = b[i].qs + 64 * g;
-            int s1 = 0, s2 = 0;
+        int8_t q[256];
+        for (int g = 0; g < 4; g++)
             for (int l = 0; l < 32; l++) {
-                s1 += (q[l] & 15) * y[l];
-                s2 += (q[l] >> 4) * y[l + 32];
+                q[64 * g + l] = (int8_t)(a[i].qs[32 * g + l] & 15);
+                q[64 * g + 32 + l] = (int8_t)(a[i].qs[32 * g + l] >> 4);
             }
-            sumi += sc[2 * g] * s1 + sc[2 * g + 1] * s2;
-        }
-        int summ = 0;
-        for (int j = 0; j < 8; j++) summ += m[j] * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
-        s += b[i].d * ra_h2f(a[i].d) * (float)sumi - b[i].d * ra_h2f(a[i].dmin) * (float)summ;
+        s += k4_finish(a[i].scales, a[i].d, a[i].dmin, &b[i], q);
     }
     return s;
 }
@@ -130,46 +153,38 @@ static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint8_t sc[8], m[8];
-        ra_unpack_scales_k4(a[i].scales, sc, m);
-        int sumi = 0;
-        for (int g = 0; g < 4; g++) {
-            const uint8_t *q = a[i].qs + 32 * g;
-            const int8_t *y = b[i].qs + 64 * g;
-            int s1 = 0, s2 = 0;
+        int8_t q[256];
+        for (int g = 0; g < 4; g++)
             for (int l = 0; l < 32; l++) {
-                s1 += ((q[l] & 15) | (((a[i].qh[l] >> (2 * g)) & 1) << 4)) * y[l];
-                s2 += ((q[l] >> 4) | (((a[i].qh[l] >> (2 * g + 1)) & 1) << 4)) * y[l + 32];
+                const uint8_t h = a[i].qh[l];
+                q[64 * g + l] = (int8_t)((a[i].qs[32 * g + l] & 15) | (((h >> (2 * g)) & 1) << 4));
+                q[64 * g + 32 + l] = (int8_t)((a[i].qs[32 * g + l] >> 4) | (((h >> (2 * g + 1)) & 1) << 4));
             }
-            sumi += sc[2 * g] * s1 + sc[2 * g + 1] * s2;
-        }
-        int summ = 0;
-        for (int j = 0; j < 8; j++) summ += m[j] * (b[i].bsums[2 * j] + b[i].bsums[2 * j + 1]);
-        s += b[i].d * ra_h2f(a[i].d) * (float)sumi - b[i].d * ra_h2f(a[i].dmin) * (float)summ;
+        s += k4_finish(a[i].scales, a[i].d, a[i].dmin, &b[i], q);
     }
     return s;
 }
 
+// Q6_K: decode 256 six-bit quants (offset 32 removed) to int8, then one int8 scale per 16 elements.
 static float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q6_k *a = w;
     const blk_q8_k *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
-        int sumi = 0;
+        int8_t q[256];
         for (int h = 0; h < 2; h++) {
             const uint8_t *ql = a[i].ql + 64 * h, *qh = a[i].qh + 32 * h;
-            const int8_t *sc = a[i].scales + 8 * h, *y = b[i].qs + 128 * h;
-            int s4[8] = {0};
+            int8_t *o = q + 128 * h;
             for (int l = 0; l < 32; l++) {
-                const int is = l / 16;
-                s4[is + 0] += (((ql[l] & 15) | (((qh[l] >> 0) & 3) << 4)) - 32) * y[l];
-                s4[is + 2] += (((ql[l + 32] & 15) | (((qh[l] >> 2) & 3) << 4)) - 32) * y[l + 32];
-                s4[is + 4] += (((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32) * y[l + 64];
-                s4[is + 6] += (((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32) * y[l + 96];
+                o[l] = (int8_t)(((ql[l] & 15) | (((qh[l] >> 0) & 3) << 4)) - 32);
+                o[l + 32] = (int8_t)(((ql[l + 32] & 15) | (((qh[l] >> 2) & 3) << 4)) - 32);
+                o[l + 64] = (int8_t)(((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32);
+                o[l + 96] = (int8_t)(((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32);
             }
-            for (int k = 0; k < 8; k++) sumi += sc[k] * s4[k];
         }
-        s += b[i].d * ra_h2f(a[i].d) * (float)sumi;
+        int sumi = 0;
+        for (int k = 0; k < 16; k++) sumi += a[i].scales[k] * idot(q + 16 * k, b[i].qs + 16 * k, 16);
+        s += b[i].d * ra_f16_table[a[i].d] * (float)sumi;
     }
     return s;
 }

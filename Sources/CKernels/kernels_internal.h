@@ -4,6 +4,10 @@
 #include "ckernels.h"
 #include <string.h>
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "CKernels reads ggml's little-endian blocks with native loads: little-endian targets only"
+#endif
+
 #define QK4_0 32
 #define QK8_0 32
 #define QK_K 256
@@ -61,6 +65,8 @@ static inline void ra_unpack_scales_k4(const uint8_t *s, uint8_t sc[8], uint8_t 
 // float value of every half (filled by ra_kernels_init; the dot paths load scales from it so that
 // converting a block's scale is a plain memory load, as ggml does on x86)
 extern float ra_f16_table[65536];
+// byte b -> 8 bytes, byte i = 0x10 when bit i of b is set (the fifth bits of Q5_0/Q5_1, scalar path)
+extern uint64_t ra_bit16_table[256];
 // Fills the tables; idempotent and thread-safe. Called before any dot product runs.
 void ra_kernels_init(void);
 

@@ -4,9 +4,16 @@
 #include <pthread.h>
 
 float ra_f16_table[65536];
+uint64_t ra_bit16_table[256];
 
 static void fill_tables(void) {
     for (uint32_t h = 0; h < 65536; h++) ra_f16_table[h] = ra_h2f((uint16_t)h);
+    for (uint32_t b = 0; b < 256; b++) {
+        uint64_t t = 0;
+        for (int i = 0; i < 8; i++)
+            if ((b >> i) & 1) t |= (uint64_t)0x10 << (8 * i);
+        ra_bit16_table[b] = t;
+    }
 }
 
 void ra_kernels_init(void) {
@@ -127,7 +134,7 @@ static int ra_quant_q8_block(const float *x, int8_t *q, float *d_out) {
     const float id = amax != 0.0f ? 127.f / amax : 0.0f;
     int sum = 0;
     for (int j = 0; j < 32; j++) {
-        const int v = (int)nearbyintf(x[j] * id);
+        const int v = ra_nearest_int(x[j] * id);   // |x * id| <= 127: exact round-half-to-even
         q[j] = (int8_t)v;
         sum += v;
     }

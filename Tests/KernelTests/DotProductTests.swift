@@ -128,6 +128,21 @@ struct DotProductTests {
         }
     }
 
+    @Test("ra_vec_dot_function hands out the function ra_vec_dot uses on each path", arguments: KType.weights)
+    func dotFunction(_ t: KType) throws {
+        var rng = SeededRandom(seed: 61 + UInt64(t.id))
+        let n = Self.lengths(t)[1]
+        let w = Kernels.randomWeights(t, n, &rng), x = Kernels.randomActivations(t, n, &rng)
+        for path in [KPath.scalar] + KPath.simd {
+            let (f, want) = path.run { (ra_vec_dot_function(t.id), Kernels.dot(t, n, w, x)) }
+            let fn = try #require(f, "\(t) \(path)")
+            let got = w.withUnsafeBytes { wp in x.withUnsafeBytes { xp in fn(Int64(n), wp.baseAddress, xp.baseAddress) } }
+            #expect(got == want, "\(t) \(path)")
+        }
+        #expect(ra_vec_dot_function(KType.q8_K.id) == nil)
+        #expect(ra_vec_dot_function(99) == nil)
+    }
+
     @Test("dot of a hand-built Q8_0 row with a known activation row")
     func knownDot() {
         var w = [UInt8](repeating: 0, count: 68)

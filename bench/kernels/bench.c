@@ -22,7 +22,7 @@ static float frand(void) { return (float)rnd() / 4294967296.0f * 2.0f - 1.0f; }
 
 static double now(void) {
     struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
@@ -88,7 +88,8 @@ int main(int argc, char **argv) {
         fprintf(md, "Single thread, gcc -O3, `bench/kernels/run.sh`. GB/s = bytes of the weight matrix / time of one "
                     "ra_matmul_rows call over all rows (for nb = 32 the matrix is read once per call and multiplied with 32 "
                     "activation rows). Each cell: median of %d timed runs (best run in brackets); a run repeats the call for ~20 ms, "
-                    "and the paths take turns run by run. The machine is shared with other jobs, so expect noise. "
+                    "and the paths take turns run by run. Times are the thread's CPU time (CLOCK_THREAD_CPUTIME_ID), so time-sharing with "
+                    "other jobs on this 2-core machine does not count; sharing caches and memory bandwidth with them still does. "
                     "Last column: largest |path - scalar| / max|scalar| over the outputs.\n\n", RUNS);
     }
     char cpu[256] = "unknown";

@@ -67,6 +67,12 @@ void ra_dequantize_row(int type, const void *src, float *dst, int64_t n);
 /// Dot product of a weight row and an activation row in ra_vec_dot_type(weight_type); n elements.
 /// Activation rows must come from ra_quantize_row (their int8 values never hold -128).
 float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_row);
+/// A dot-product function: n elements of a weight row and an activation row.
+typedef float (*ra_vec_dot_fn)(int64_t n, const void *w_row, const void *x_row);
+/// The function ra_vec_dot uses now for a weight type (NULL for an unsupported type). Calling it
+/// directly skips the per-call dispatch in hot loops; n must be a multiple of the block size. It
+/// stays valid after ra_set_cpu_features_mask, but does not follow a later change of the mask.
+ra_vec_dot_fn ra_vec_dot_function(int weight_type);
 /// out[b * out_stride + r] = dot(row r of W, row b of X) for r in [r0, r1), b in [0, nb).
 /// W holds rows of n elements (ra_row_bytes(weight_type, n) apart), X holds nb activation rows
 /// (ra_row_bytes(ra_vec_dot_type(weight_type), n) apart).

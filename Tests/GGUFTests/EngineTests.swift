@@ -73,6 +73,9 @@ struct EngineTests {
         #expect(last.count == vocab)
         #expect(maxRelativeDifference(last[...], all[((prompt.count - 1) * vocab)...]) < 1e-4)
         #expect(small.position == prompt.count)
+        small.reset()
+        let allSmall = try small.evaluate(prompt, allLogits: true)
+        #expect(maxRelativeDifference(allSmall[...], all[...]) < 1e-4)
     }
 
     @Test("one thread and three threads give bit-identical logits", arguments: 0..<EngineTests.shapes.count)

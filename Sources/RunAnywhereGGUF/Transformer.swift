@@ -75,7 +75,7 @@ final class Transformer: @unchecked Sendable {
         for m in matrices { quantBytes = max(quantBytes, Int(ra_row_bytes(m.activationType, Int64(m.columns)))) }
         quantBytes *= batchSize
         quant = .allocate(byteCount: quantBytes, alignment: 64)
-        let scratchFloats = Int(ra_attention_scratch_floats(Int32(clamping: self.threads), Int64(contextLength), Int64(c.keyLength)))
+        let scratchFloats = Int(ra_attention_scratch_floats(Int32(clamping: self.threads), Int64(contextLength), Int64(c.keyLength), Int64(c.headCount)))
         attentionScratch = floats(scratchFloats)
         positions = .allocate(capacity: batchSize)
         positions.initialize(repeating: 0, count: batchSize)

@@ -103,8 +103,8 @@ typedef struct {
     float *scratch;          ///< ra_attention_scratch_floats(...) floats
 } ra_attention_params;
 
-/// Floats of scratch ra_attention needs for a pool of nth threads and a cache of n_ctx positions.
-int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim);
+/// Floats of scratch ra_attention needs for a pool of nth threads, a cache of n_ctx positions and n_head query heads.
+int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim, int64_t n_head);
 
 /// Runs attention for every (token, head) pair, split over the pool.
 void ra_attention(ra_pool *pool, const ra_attention_params *p);

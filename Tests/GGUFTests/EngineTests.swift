@@ -209,9 +209,20 @@ struct EngineGenerationTests {
         let context = try GGUFContext(model: model, contextLength: 64, threads: 1)
         var asked = 0
         let stats = try context.generate(prompt: prompt, sampling: .greedy, maxTokens: 50, stop: [],
-                                         shouldContinue: { asked += 1; return asked <= 3 }, onText: { _ in })
+                                         shouldContinue: { asked += 1; return asked <= 4 }, onText: { _ in })
         #expect(stats.finishReason == .cancelled)
         #expect(stats.generatedTokens == 3)
+        #expect(asked == 1 + 3 + 1)     // before the prompt's only pass, before each of 3 tokens, then false
+
+        // A long prompt is evaluated in passes of batchSize; cancelling after the first pass stops there.
+        let small = try GGUFContext(model: model, contextLength: 64, threads: 1, batchSize: 4)
+        var passes = 0
+        let early = try small.generate(prompt: prompt, sampling: .greedy, maxTokens: 50, stop: [],
+                                       shouldContinue: { passes += 1; return passes <= 1 }, onText: { _ in })
+        #expect(early.finishReason == .cancelled)
+        #expect(early.tokens.isEmpty)
+        #expect(early.evaluatedPromptTokens == 4)
+        #expect(small.position == 4)
     }
 
     @Test("an end-of-generation token ends generation and is not emitted")

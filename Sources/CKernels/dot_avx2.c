@@ -407,6 +407,58 @@ RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q4_k)
 
+RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q5_k *a = w;
+    const blk_q8_k *b[4];
+    __m256 acc[4];
+    __m128 accm[4];
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        acc[k] = _mm256_setzero_ps();
+        accm[k] = _mm_setzero_ps();
+    }
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        __m256i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            si[k] = _mm256_setzero_si256();
+        }
+        __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_slli_epi16(_mm256_and_si256(hq, one), 4));
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_slli_epi16(_mm256_and_si256(hq, two), 3));
+            hq = _mm256_srli_epi16(hq, 2);
+            const __m256i slo = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 1) + 4 * g)));
+            const __m256i shi = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 3) + 4 * g + 2)));
+            for (int k = 0; k < nx; k++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g));
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g + 32));
+                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), slo);
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), shi);
+                si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
+            }
+        }
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
+        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+        out[k * os] = hsum_ps(acc[k]) - _mm_cvtss_f32(mv);
+    }
+}
+RA_MULTI_WRAPPERS(multi_q5_k)
+
 RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q6_k *a = w;
     const blk_q8_k *b[4];
@@ -473,7 +525,7 @@ const ra_dot_table ra_dots_avx2 = {
     },
     .multi = {
         [RA_DI_F16] = multi_f16, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q8_0] = multi_q8_0,
-        [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q6_K] = multi_q6_k,
+        [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k,
     },
 };
 

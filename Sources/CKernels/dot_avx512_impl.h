@@ -361,12 +361,222 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
     return _mm512_reduce_add_ps(acc);
 }
 
+// ---------------------------------------------------------------------------------------------
+// One weight row against up to 4 activation rows (prompt processing): each weight block is decoded
+// once for all of them. The *_m bodies are instantiated for nx = 1..4 so their loops unroll.
+
+#define RA_INLINE RA_TARGET static inline __attribute__((always_inline))
+#define RA_MULTI_WRAPPERS(name)                                                                        \
+    RA_TARGET static void name(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os) { \
+        switch (nx) {                                                                                  \
+        case 1: name##_m(n, w, x, xs, out, os, 1); break;                                              \
+        case 2: name##_m(n, w, x, xs, out, os, 2); break;                                              \
+        case 3: name##_m(n, w, x, xs, out, os, 3); break;                                              \
+        default: name##_m(n, w, x, xs, out, os, 4); break;                                             \
+        }                                                                                              \
+    }
+
+RA_INLINE void multi_q8_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q8_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m512 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm512_setzero_ps(); }
+    const int64_t nb = n / 32;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i wv = cat256(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)a[i + 1].qs));
+        const __m512i aw = _mm512_abs_epi8(wv);
+        const __mmask64 neg = _mm512_movepi8_mask(wv);
+        const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[a[i].d]), _mm512_set1_ps(ra_f16_table[a[i + 1].d]));
+        for (int k = 0; k < nx; k++) {
+            const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[k][i].qs), _mm256_loadu_si256((const __m256i *)b[k][i + 1].qs));
+            const __m512i p = dp_u8s8(_mm512_setzero_si512(), aw, _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y));
+            const __m512 dx = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[b[k][i].d]), _mm512_set1_ps(ra_f16_table[b[k][i + 1].d]));
+            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) {
+        float s = _mm512_reduce_add_ps(acc[k]);
+        for (int64_t j = i; j < nb; j++) {
+            int sumi = 0;
+            for (int l = 0; l < 32; l++) sumi += a[j].qs[l] * b[k][j].qs[l];
+            s += (float)sumi * (ra_f16_table[a[j].d] * ra_f16_table[b[k][j].d]);
+        }
+        out[k * os] = s;
+    }
+}
+RA_MULTI_WRAPPERS(multi_q8_0)
+
+RA_INLINE void multi_q4_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_0 *a = w;
+    const blk_q8_0 *b[4];
+    __m512 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm512_setzero_ps(); }
+    const int64_t nb = n / 32;
+    int64_t i = 0;
+    for (; i + 2 <= nb; i += 2) {
+        const __m512i wv = _mm512_sub_epi8(nibbles64(a[i].qs, a[i + 1].qs), _mm512_set1_epi8(8));
+        const __m512i aw = _mm512_abs_epi8(wv);
+        const __mmask64 neg = _mm512_movepi8_mask(wv);
+        const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[a[i].d]), _mm512_set1_ps(ra_f16_table[a[i + 1].d]));
+        for (int k = 0; k < nx; k++) {
+            const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[k][i].qs), _mm256_loadu_si256((const __m256i *)b[k][i + 1].qs));
+            const __m512i p = dp_u8s8(_mm512_setzero_si512(), aw, _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y));
+            const __m512 dx = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[b[k][i].d]), _mm512_set1_ps(ra_f16_table[b[k][i + 1].d]));
+            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dx), _mm512_cvtepi32_ps(p), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) {
+        float s = _mm512_reduce_add_ps(acc[k]);
+        for (int64_t j = i; j < nb; j++) {
+            int sumi = 0;
+            for (int l = 0; l < 16; l++) sumi += ((a[j].qs[l] & 15) - 8) * b[k][j].qs[l] + ((a[j].qs[l] >> 4) - 8) * b[k][j].qs[l + 16];
+            s += (float)sumi * (ra_f16_table[a[j].d] * ra_f16_table[b[k][j].d]);
+        }
+        out[k * os] = s;
+    }
+}
+RA_MULTI_WRAPPERS(multi_q4_0)
+
+RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q4_k *a = w;
+    const blk_q8_k *b[4];
+    __m512 acc[4];
+    __m128 accm[4];
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        acc[k] = _mm512_setzero_ps();
+        accm[k] = _mm_setzero_ps();
+    }
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m512i s16 = _mm512_zextsi256_si512(sm16);
+        const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
+                                _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        __m512i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            si[k] = _mm512_setzero_si512();
+        }
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m512i v = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
+            for (int k = 0; k < nx; k++) {
+                const __m512i y = _mm512_loadu_si512((const void *)(b[k][i].qs + 64 * g));
+                si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+            }
+        }
+        for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
+        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+        out[k * os] = _mm512_reduce_add_ps(acc[k]) - _mm_cvtss_f32(mv);
+    }
+}
+RA_MULTI_WRAPPERS(multi_q4_k)
+
+RA_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q5_k *a = w;
+    const blk_q8_k *b[4];
+    __m512 acc[4];
+    __m128 accm[4];
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        acc[k] = _mm512_setzero_ps();
+        accm[k] = _mm_setzero_ps();
+    }
+    const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
+    const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m512i s16 = _mm512_zextsi256_si512(sm16);
+        const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
+                                _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        __m512i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
+            si[k] = _mm512_setzero_si512();
+        }
+        const __m256i qh = _mm256_loadu_si256((const __m256i *)a[i].qh);
+        __m512i hq = cat256(qh, _mm256_srli_epi16(qh, 1));
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m512i hb = _mm512_slli_epi16(_mm512_and_si512(hq, one), 4);
+            hq = _mm512_srli_epi16(hq, 2);
+            const __m512i v = _mm512_or_si512(_mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4), hb);
+            for (int k = 0; k < nx; k++) {
+                const __m512i y = _mm512_loadu_si512((const void *)(b[k][i].qs + 64 * g));
+                si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+            }
+        }
+        for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) {
+        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
+        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
+        out[k * os] = _mm512_reduce_add_ps(acc[k]) - _mm_cvtss_f32(mv);
+    }
+}
+RA_MULTI_WRAPPERS(multi_q5_k)
+
+RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q6_k *a = w;
+    const blk_q8_k *b[4];
+    __m512 acc[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs); acc[k] = _mm512_setzero_ps(); }
+    const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+    const __m512i ix[4] = { idx_q6(0), idx_q6(4), idx_q6(8), idx_q6(12) };
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        const __m512i s16 = _mm512_zextsi256_si512(sc16);
+        __m512i si[4];
+        for (int k = 0; k < nx; k++) {
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[k][i].bsums));
+            si[k] = _mm512_zextsi256_si512(_mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5)));
+        }
+        for (int h = 0; h < 2; h++) {
+            const __m512i l = _mm512_loadu_si512((const void *)(a[i].ql + 64 * h));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
+            const __m512i h2 = cat256(qh, _mm256_srli_epi16(qh, 2));
+            const __m512i qlo = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_slli_epi16(h2, 4), m30));
+            const __m512i qhi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4), _mm512_and_si512(h2, m30));
+            const __m512i slo = _mm512_permutexvar_epi16(ix[2 * h], s16), shi = _mm512_permutexvar_epi16(ix[2 * h + 1], s16);
+            for (int k = 0; k < nx; k++) {
+                const int8_t *y = b[k][i].qs + 128 * h;
+                const __m512i plo = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)y));
+                const __m512i phi = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(y + 64)));
+                si[k] = _mm512_add_epi32(si[k], _mm512_add_epi32(_mm512_madd_epi16(plo, slo), _mm512_madd_epi16(phi, shi)));
+            }
+        }
+        const float dw = ra_f16_table[a[i].d];
+        for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
+}
+RA_MULTI_WRAPPERS(multi_q6_k)
+
 const ra_dot_table RA_TABLE = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
+    .multi = { [RA_DI_Q8_0] = multi_q8_0, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k },
 };
 
 #endif

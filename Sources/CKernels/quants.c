@@ -289,7 +289,7 @@ void ra_quantize_row(int type, const float *x, void *dst, int64_t n) {
     if (!ra_quantize_supported(type) || ra_row_bytes(type, n) < 0) return;
     const int64_t nb = n / ra_type_block_size(type);
     switch (type) {
-    case RA_F32: memcpy(dst, x, (size_t)n * 4); break;
+    case RA_F32: memmove(dst, x, (size_t)n * 4); break;
     case RA_F16: { uint16_t *h = dst; for (int64_t i = 0; i < n; i++) h[i] = ra_fp32_to_fp16(x[i]); break; }
     case RA_BF16: { uint16_t *h = dst; for (int64_t i = 0; i < n; i++) h[i] = ra_fp32_to_bf16(x[i]); break; }
     case RA_Q8_0: quantize_q8_0(x, dst, nb); break;

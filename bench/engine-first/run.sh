@@ -45,7 +45,7 @@ CPU="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^
     echo "Native GGUF engine (RunAnywhereGGUF), random-weight model shaped like Qwen3-0.6B: 28 layers,"
     echo "hidden 1024, 16 q heads / 8 kv heads × 128, ffn 3072, tied embeddings, vocab 151936, every matrix Q8_0"
     echo "(written by bench/engine-first/make_model.py). pp128 = 128 tokens in one batch into an empty cache;"
-    echo "tg64 = 64 tokens decoded one at a time. Mean ± sd over $REPS runs (bench/engine-first/run.sh)."
+    echo "tg64 = 64 tokens decoded one at a time. Mean ± sd and best of $REPS runs (bench/engine-first/run.sh)."
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo "- CPU: $CPU, $(nproc) cores visible; kernel path chosen at run time"

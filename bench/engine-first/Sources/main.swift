@@ -3,7 +3,7 @@
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3]
 //
 // pp: `pp` random tokens evaluated as one batch into an empty cache; tg: `tg` tokens decoded one at a
-// time into an empty cache. Each is repeated `reps` times; the mean and spread are printed as Markdown.
+// time into an empty cache. Each is repeated `reps` times; mean, spread and best run are printed as Markdown.
 import Foundation
 import RunAnywhereGGUF
 
@@ -77,11 +77,11 @@ do {
     func summary(_ r: [Double]) -> String {
         let mean = r.reduce(0, +) / Double(r.count)
         let sd = (r.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(1, r.count - 1))).squareRoot()
-        return String(format: "%.2f ± %.2f", mean, sd)
+        return String(format: "%.2f ± %.2f | %.2f", mean, sd, r.max() ?? 0)
     }
     print("")
-    print("| test | threads | tokens/s |")
-    print("|---|---:|---:|")
+    print("| test | threads | tokens/s (mean ± sd) | best |")
+    print("|---|---:|---:|---:|")
     print("| pp\(pp) | \(threads) | \(summary(ppRates)) |")
     print("| tg\(tg) | \(threads) | \(summary(tgRates)) |")
 } catch {

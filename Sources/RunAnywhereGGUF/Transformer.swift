@@ -158,32 +158,37 @@ final class Transformer: @unchecked Sendable {
             let layerV = vCache + li * contextLength * kvDim
             ra_store_f16_rows(k, Int64(kvDim), layerK + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
             ra_store_f16_rows(v, Int64(kvDim), layerV + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
+            // Every token's K/V is needed by later tokens, but in the last layer only the rows whose logits are
+            // wanted need the rest of the block.
+            let r0 = (li == weights.layers.count - 1 && !allLogits) ? nT - 1 : 0
+            let nR = nT - r0
+            let xr = x + r0 * e
             var params = ra_attention_params(
-                q: q, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
-                out: attn, out_stride: Int64(qDim), n_tokens: Int64(nT), pos0: Int64(position),
+                q: q + r0 * qDim, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
+                out: attn, out_stride: Int64(qDim), n_tokens: Int64(nR), pos0: Int64(position + r0),
                 n_head: Int64(c.headCount), n_head_kv: Int64(c.headCountKV), head_dim: Int64(hd),
                 scale: 1 / Float(hd).squareRoot(), scratch: attentionScratch)
             ra_attention(pool, &params)
-            act = prepare(attn, for: layer.output, rows: nT)
-            matmul(layer.output, act, rows: nT, into: tmp)
-            ra_add(pool, x, tmp, Int64(nT * e))
+            act = prepare(attn, for: layer.output, rows: nR)
+            matmul(layer.output, act, rows: nR, into: tmp)
+            ra_add(pool, xr, tmp, Int64(nR * e))
 
             // Feed-forward block (SwiGLU).
             layer.ffnNorm.withUnsafeBufferPointer { w in
-                ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
+                ra_rms_norm(pool, xr, w.baseAddress, xn, Int64(e), Int64(nR), eps)
             }
-            act = prepare(xn, for: layer.gate, rows: nT)
+            act = prepare(xn, for: layer.gate, rows: nR)
             if layer.up.activationType == layer.gate.activationType {
-                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nT)
+                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nR)
             } else {
-                matmul(layer.gate, act, rows: nT, into: gate)
-                act = prepare(xn, for: layer.up, rows: nT)
-                matmul(layer.up, act, rows: nT, into: up)
+                matmul(layer.gate, act, rows: nR, into: gate)
+                act = prepare(xn, for: layer.up, rows: nR)
+                matmul(layer.up, act, rows: nR, into: up)
             }
-            ra_silu_mul(pool, gate, up, Int64(nT * f))
-            act = prepare(gate, for: layer.down, rows: nT)
-            matmul(layer.down, act, rows: nT, into: tmp)
-            ra_add(pool, x, tmp, Int64(nT * e))
+            ra_silu_mul(pool, gate, up, Int64(nR * f))
+            act = prepare(gate, for: layer.down, rows: nR)
+            matmul(layer.down, act, rows: nR, into: tmp)
+            ra_add(pool, xr, tmp, Int64(nR * e))
         }
 
         // Output: norm and projection of the rows whose logits are wanted.

@@ -45,17 +45,17 @@ static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
     }
 }
 
-/// Rows per chunk: several chunks per thread for balance, multiples of 16 rows; with a batch, at most 64
-/// rows so a chunk of weights stays in cache while every activation row passes over it.
-static int64_t ra_chunk_rows(const ra_matmul_job *m, int nth) {
-    int64_t chunk = m->rows / ((int64_t)nth * (m->nb == 1 ? 8 : 4));
+/// Rows per chunk: about 64 chunks per product (multiples of 16 rows), so that at the end of a product a thread
+/// descheduled in the middle of its chunk (a busy machine) holds the others up as little as possible; with a
+/// batch at most 64 rows, so a chunk of weights stays in cache while every activation row passes over it.
+static int64_t ra_chunk_rows(const ra_matmul_job *m) {
+    int64_t chunk = m->rows / 64;
     if (m->nb > 1 && chunk > 64) chunk = 64;
     chunk = (chunk + 15) & ~(int64_t)15;
     return chunk < 16 ? 16 : chunk;
 }
 
 void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
-    const int nth = ra_pool_size(pool);
     while (count > 0) {
         const int n = count < RA_MAX_JOBS ? count : RA_MAX_JOBS;
         ra_mm_ctx c;
@@ -65,7 +65,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
         int64_t work = 0;
         for (int i = 0; i < n; i++) {
             const int64_t rows = jobs[i].rows > 0 && jobs[i].nb > 0 ? jobs[i].rows : 0;
-            c.chunk[i] = ra_chunk_rows(&jobs[i], nth);
+            c.chunk[i] = ra_chunk_rows(&jobs[i]);
             c.first[i + 1] = c.first[i] + (rows + c.chunk[i] - 1) / c.chunk[i];
             work += rows * jobs[i].nb * jobs[i].n;
         }

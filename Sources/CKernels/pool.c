@@ -24,7 +24,7 @@
 #endif
 
 /// How long a worker spins for the next run before it sleeps.
-#define RA_SPIN_NS 200000LL
+#define RA_SPIN_NS 50000LL
 
 // state: generation in the high 32 bits, RA_CLOSED, and the number of workers inside the run (low bits).
 #define RA_CLOSED (1ULL << 31)
@@ -189,7 +189,7 @@ static void ra_close(ra_pool *pool) {
     uint64_t s = atomic_fetch_or(&pool->state, RA_CLOSED) | RA_CLOSED;
     for (unsigned i = 0; (s & RA_ACTIVE_MASK) != 0; i++) {
         RA_CPU_RELAX();
-        if ((i & 4095) == 4095) sched_yield();        // a worker inside was descheduled
+        if ((i & 255) == 255) sched_yield();          // a worker inside was descheduled: let it run
         s = atomic_load_explicit(&pool->state, memory_order_acquire);
     }
 }

@@ -36,6 +36,8 @@ swift build -c release --product engine-bench >&2
 BIN="$(swift build -c release --show-bin-path)/engine-bench"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 OUT="$("$BIN" "$MODEL" --threads "$THREADS" --pp 128 --tg 64 --reps "$REPS")"
+# One thread for comparison (shows how much the second thread adds on this machine).
+OUT1="$("$BIN" "$MODEL" --threads 1 --pp 128 --tg 64 --reps "$REPS" | grep -E '^\| (pp|tg)')"
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 CPU="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //' || uname -m)"
 
@@ -53,6 +55,7 @@ CPU="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^
     echo
     echo '```'
     echo "$OUT"
+    echo "$OUT1"
     echo '```'
 } > bench/results/engine-first.md
 cat bench/results/engine-first.md

@@ -246,14 +246,15 @@ static int ra_has_avx2_f16c(void) {
 
 int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim, int64_t n_head) {
     if (nth < 1) nth = 1;
-    if (n_head < 1) n_head = 1;
-    return (int64_t)nth * (n_head * (n_ctx + 2 * head_dim) + 2 * head_dim + 64);
+    const int64_t rows = n_head > 8 ? n_head : 8;     // query rows of one work item: at most max(8, group)
+    return (int64_t)nth * (rows * (n_ctx + 2 * head_dim) + 64);
 }
 
 typedef struct {
     const ra_attention_params *p;
     int simd;
     int64_t group;          // query heads per kv head
+    int64_t block;          // tokens per work item
     int64_t stride;         // scratch floats per thread
 } ra_attn_ctx;
 
@@ -375,29 +376,37 @@ static void ra_attn_values_scalar(const uint16_t *v, int64_t kv_stride, int64_t 
     }
 }
 
-/// One work item = one token and one kv head: the `group` query heads that share it.
+/// One work item = a block of up to `block` consecutive tokens and one kv head: the block's tokens × the query
+/// heads of the group form R query rows that share every K/V row read (R <= 8 when the group is <= 8).
 static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
     const ra_attn_ctx *c = (const ra_attn_ctx *)arg;
     const ra_attention_params *p = c->p;
     const int64_t hd = p->head_dim, group = c->group;
     const int64_t n_ctx = p->pos0 + p->n_tokens;
-    float *scores = p->scratch + (int64_t)ith * c->stride;      // group rows of n_ctx
-    float *qh = scores + group * n_ctx;                          // group × hd
-    float *acc = qh + group * hd;                                // group × hd
+    const int64_t rows_max = c->block * group;
+    float *scores = p->scratch + (int64_t)ith * c->stride;      // rows × n_ctx
+    float *qh = scores + rows_max * n_ctx;                       // rows × hd
+    float *acc = qh + rows_max * hd;                             // rows × hd
     for (int64_t item = lo; item < hi; item++) {
-        const int64_t t = item / p->n_head_kv, g = item % p->n_head_kv;
-        const int64_t n_kv = p->pos0 + t + 1;                    // causal: positions <= the token's
-        const float *q = p->q + t * p->q_stride + g * group * hd;
-        for (int64_t i = 0; i < group * hd; i++) qh[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));   // q in F16
+        const int64_t tb = item / p->n_head_kv, g = item % p->n_head_kv;
+        const int64_t t0 = tb * c->block;
+        const int64_t nb = p->n_tokens - t0 < c->block ? p->n_tokens - t0 : c->block;
+        const int64_t rows = nb * group;
+        const int64_t n_kv_max = p->pos0 + t0 + nb;              // causal: the last token's positions
+        for (int64_t b = 0; b < nb; b++) {
+            const float *q = p->q + (t0 + b) * p->q_stride + g * group * hd;
+            for (int64_t i = 0; i < group * hd; i++) qh[b * group * hd + i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));   // q in F16
+        }
         const uint16_t *kbase = p->k + g * hd;
         const uint16_t *vbase = p->v + g * hd;
 #ifdef RA_X86
-        if (c->simd) ra_attn_scores_avx2(kbase, p->kv_stride, n_kv, qh, group, hd, p->scale, scores, n_ctx);
+        if (c->simd) ra_attn_scores_avx2(kbase, p->kv_stride, n_kv_max, qh, rows, hd, p->scale, scores, n_ctx);
         else
 #endif
-        ra_attn_scores_scalar(kbase, p->kv_stride, n_kv, qh, group, hd, p->scale, scores, n_ctx);
-        for (int64_t h = 0; h < group; h++) {
-            float *s = scores + h * n_ctx;
+        ra_attn_scores_scalar(kbase, p->kv_stride, n_kv_max, qh, rows, hd, p->scale, scores, n_ctx);
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t n_kv = p->pos0 + t0 + r / group + 1;   // positions <= this row's token
+            float *s = scores + r * n_ctx;
             float mx = -INFINITY;
             for (int64_t j = 0; j < n_kv; j++) mx = s[j] > mx ? s[j] : mx;
             double sum = 0.0;
@@ -413,15 +422,16 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
             else
 #endif
             for (int64_t j = 0; j < n_kv; j++) s[j] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(s[j]));
+            for (int64_t j = n_kv; j < n_kv_max; j++) s[j] = 0.0f;    // masked (later positions of the block)
         }
-        for (int64_t i = 0; i < group * hd; i++) acc[i] = 0.0f;
+        for (int64_t i = 0; i < rows * hd; i++) acc[i] = 0.0f;
 #ifdef RA_X86
-        if (c->simd) ra_attn_values_avx2(vbase, p->kv_stride, n_kv, scores, n_ctx, group, hd, acc);
+        if (c->simd) ra_attn_values_avx2(vbase, p->kv_stride, n_kv_max, scores, n_ctx, rows, hd, acc);
         else
 #endif
-        ra_attn_values_scalar(vbase, p->kv_stride, n_kv, scores, n_ctx, group, hd, acc);
-        for (int64_t h = 0; h < group; h++) {
-            memcpy(p->out + t * p->out_stride + (g * group + h) * hd, acc + h * hd, (size_t)hd * sizeof(float));
+        ra_attn_values_scalar(vbase, p->kv_stride, n_kv_max, scores, n_ctx, rows, hd, acc);
+        for (int64_t b = 0; b < nb; b++) {
+            memcpy(p->out + (t0 + b) * p->out_stride + g * group * hd, acc + b * group * hd, (size_t)(group * hd) * sizeof(float));
         }
     }
 }
@@ -436,10 +446,11 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
     c.simd = 0;
 #endif
     c.group = p->n_head / p->n_head_kv;
+    c.block = c.group >= 8 ? 1 : 8 / c.group;
     const int64_t n_ctx = p->pos0 + p->n_tokens;
-    c.stride = c.group * (n_ctx + 2 * p->head_dim) + 64;
+    c.stride = c.block * c.group * (n_ctx + 2 * p->head_dim) + 64;
     // Small problems (decode over a short cache) are not worth waking the pool.
     const int64_t work = p->n_tokens * p->n_head * n_ctx * p->head_dim;
-    const int64_t items = p->n_tokens * p->n_head_kv;
+    const int64_t items = (p->n_tokens + c.block - 1) / c.block * p->n_head_kv;
     ra_pool_for(pool, items, work < 32768 ? items : 1, ra_attn_task, &c);
 }

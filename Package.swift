@@ -35,7 +35,11 @@ let package = Package(
         ),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
-        .target(name: "RunAnywhereTestSupport", dependencies: ["RunAnywhere", "RunAnywhereGGUF"]),
+        .target(
+            name: "RunAnywhereTestSupport",
+            dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
+            swiftSettings: [.unsafeFlags(["-O"])]   // fixture writers generate megabytes of weights
+        ),
 
         // The command-line tool.
         .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
@@ -48,9 +52,13 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-O"])]
         ),
 
+        // The documentation's "complete picker" as a terminal program (built with everything else).
+        .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
+
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]
 )

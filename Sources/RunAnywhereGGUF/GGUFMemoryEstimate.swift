@@ -34,25 +34,25 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
 
     /// Bytes of a KV cache: per layer, per position, `headCountKV × (keyLength + valueLength)` elements.
     public static func kvCacheBytes(description d: GGUFModelDescription, contextLength: Int, bytesPerElement: Int = 2) -> Int {
-        product([d.blockCount, contextLength, d.headCountKV, d.keyLength + d.valueLength, bytesPerElement])
+        product([d.blockCount, contextLength, d.headCountKV, sum([d.keyLength, d.valueLength]), bytesPerElement])
     }
 
     /// Bytes of F32 scratch for one batch: the hidden state, residual and normed copies; q, k, v and
     /// the attention output; the feed-forward gate and up projections; the attention scores of every
     /// query head over the whole context; an activation-quantization buffer; and the logits
-    /// (`vocabSize × batchSize × 4`).
+    /// (`vocabSize × batchSize × 4`). Saturates at `Int.max` instead of overflowing.
     public static func scratchBytes(description d: GGUFModelDescription, contextLength: Int, batchSize: Int) -> Int {
-        let qWidth = d.headCount * d.keyLength
-        let kvWidth = d.headCountKV * (d.keyLength + d.valueLength)
-        let attentionOut = d.headCount * d.valueLength
+        let qWidth = product([d.headCount, d.keyLength])
+        let kvWidth = product([d.headCountKV, sum([d.keyLength, d.valueLength])])
+        let attentionOut = product([d.headCount, d.valueLength])
         let widest = max(d.embeddingLength, d.feedForwardLength, qWidth, attentionOut)
         let perToken = sum([
-            3 * d.embeddingLength,          // hidden, residual, normed
-            qWidth + kvWidth + attentionOut, // q, k, v, attention output
-            2 * d.feedForwardLength,         // gate, up
-            d.headCount * contextLength,     // attention scores
-            widest,                          // quantized activations (upper bound)
-            d.vocabSize,                     // logits
+            product([3, d.embeddingLength]),   // hidden, residual, normed
+            qWidth, kvWidth, attentionOut,      // q, k, v, attention output
+            product([2, d.feedForwardLength]), // gate, up
+            product([d.headCount, contextLength]), // attention scores
+            widest,                             // quantized activations (upper bound)
+            d.vocabSize,                        // logits
         ])
         return product([perToken, batchSize, 4])
     }

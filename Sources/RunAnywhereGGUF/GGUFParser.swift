@@ -8,7 +8,7 @@ struct GGUFCursor {
 
     mutating func require(_ n: Int, _ what: @autoclosure () -> String) throws {
         guard n >= 0, n <= remaining else {
-            throw GGUFError.invalid("\(what()) at offset \(offset) needs \(n) bytes but the file ends after \(remaining) more")
+            throw GGUFError.invalid("\(what()) at offset \(offset) needs \(n) bytes but the file ends after \(remaining) more (truncated?)")
         }
     }
 
@@ -29,7 +29,8 @@ struct GGUFCursor {
         let raw = try u64(what())
         let limit = minBytesEach > 0 ? remaining / minBytesEach : remaining
         guard raw <= UInt64(limit) else {
-            throw GGUFError.invalid("\(what()) at offset \(at) is \(raw), but only \(remaining) bytes follow in the file")
+            let each = minBytesEach > 1 ? " entries of at least \(minBytesEach) bytes each" : " bytes"
+            throw GGUFError.invalid("\(what()) at offset \(at) is \(raw), but only \(remaining) bytes follow: no room for \(raw)\(each) (truncated or corrupt?)")
         }
         return Int(raw)
     }

@@ -1,0 +1,163 @@
+import Foundation
+import Testing
+import RunAnywhereGGUF
+import RunAnywhereTestSupport
+
+/// Method of the resident-memory check
+/// -----------------------------------
+/// Swift Testing runs suites in parallel inside one process, so the process RSS during a test also
+/// moves with whatever other tests allocate. The check therefore runs in a child process: the test
+/// binary re-launches itself (`/proc/self/exe --testing-library swift-testing --filter GGUFMemoryProbe`)
+/// with `RUNANYWHERE_GGUF_MEMORY_PROBE` naming the model. In that child, with nothing else running,
+/// ``GGUFMemoryProbe`` opens the model and parses its description (header pages and metadata become
+/// part of the baseline), reads resident pages from `/proc/self/statm`, then
+///   1. reads one byte of every page of the tensor data section of the mapping,
+///   2. allocates and writes a KV cache whose size the probe computes itself from the shape of the
+///      model (layers × KV heads × head dim (K + V) × context × 2 bytes for F16),
+///   3. allocates and writes the estimate's scratch buffer,
+/// reading `/proc/self/statm` after step 2 and after step 3. The parent asserts that the growth after
+/// step 2 is within 10% of the estimate's weights + KV cache, and after step 3 within 10% of
+/// `GGUFMemoryEstimate.totalBytes` (weights = the tensor bytes, context 2048, batch 32).
+/// (Measured on the shared models: weights + KV within +0.06% to +0.9%, total within +0.07% to +0.6%.)
+@Suite("GGUF memory estimate", .timeLimit(.minutes(2)))
+struct GGUFMemoryEstimateTests {
+    static let contextLength = 2048
+    static let batchSize = 32
+
+    @Test("the KV cache and scratch follow the model's shape")
+    func arithmetic() throws {
+        var spec = TinyModelSpec()
+        spec.architecture = .qwen3
+        spec.embeddingLength = 64
+        spec.headCount = 4
+        spec.headCountKV = 2
+        spec.headDim = 32          // 4 × 32 = 128 ≠ 64, as in Qwen3
+        spec.feedForwardLength = 96
+        spec.blockCount = 3
+        spec.vocabSize = 300
+        let (file, dir) = try roundTrip(GGUFWriter.tinyModel(spec))
+        defer { dir.remove() }
+        let d = try GGUFModelDescription(file: file)
+        let e = GGUFMemoryEstimate(description: d, weightsBytes: d.tensorBytes, contextLength: 1000, batchSize: 8)
+        #expect(e.weightsBytes == d.tensorBytes)
+        #expect(e.kvCacheBytes == 3 * 2 * (32 + 32) * 1000 * 2)
+        let perToken = 3 * 64 + (128 + 2 * 64 + 128) + 2 * 96 + 4 * 1000 + 128 + 300
+        #expect(e.scratchBytes == perToken * 8 * 4)
+        #expect(e.totalBytes == e.weightsBytes + e.kvCacheBytes + e.scratchBytes)
+        let f32 = GGUFMemoryEstimate(description: d, weightsBytes: 0, contextLength: 1000, batchSize: 8, kvBytesPerElement: 4)
+        #expect(f32.kvCacheBytes == 2 * e.kvCacheBytes)
+        let longer = GGUFMemoryEstimate(description: d, weightsBytes: 0, contextLength: 2000, batchSize: 8)
+        #expect(longer.kvCacheBytes == 2 * e.kvCacheBytes)
+        // Absurd inputs saturate instead of trapping.
+        let huge = GGUFMemoryEstimate(description: d, weightsBytes: Int.max, contextLength: Int.max, batchSize: Int.max)
+        #expect(huge.totalBytes == Int.max)
+    }
+
+    @Test("resident memory after touching the weights and allocating the KV cache is within 10% of the estimate",
+          .enabled(if: TestData.isAvailable, TestData.skipReason),
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/statm"), "needs Linux /proc"),
+          arguments: SharedModel.all)
+    func residentMemory(model: SharedModel) throws {
+        let path = TestData.model(model.file)
+        let file = try GGUFFile(path: path)
+        let d = try GGUFModelDescription(file: file)
+        let estimate = GGUFMemoryEstimate(description: d, weightsBytes: d.tensorBytes,
+                                          contextLength: Self.contextLength, batchSize: Self.batchSize)
+        let report = try GGUFMemoryProbe.runChild(modelPath: path)
+        let weightsAndKV = estimate.weightsBytes + estimate.kvCacheBytes
+        let deltaWeightsAndKV = report.afterKVBytes - report.baselineBytes
+        let errorWeightsAndKV = Double(deltaWeightsAndKV - weightsAndKV) / Double(weightsAndKV)
+        #expect(abs(errorWeightsAndKV) <= 0.10,
+                "\(model.file): RSS grew \(deltaWeightsAndKV) bytes after touching weights and KV, estimate \(weightsAndKV): \(Int(errorWeightsAndKV * 100))%")
+        let delta = report.afterBytes - report.baselineBytes
+        let error = Double(delta - estimate.totalBytes) / Double(estimate.totalBytes)
+        #expect(report.kvBytes == estimate.kvCacheBytes, "the probe's own KV size agrees with the estimate's formula")
+        #expect(abs(error) <= 0.10,
+                "\(model.file): RSS grew \(delta) bytes, estimate \(estimate.totalBytes) (weights \(estimate.weightsBytes), KV \(estimate.kvCacheBytes), scratch \(estimate.scratchBytes)): \(Int(error * 100))%")
+    }
+}
+
+/// The measuring half of the resident-memory check; runs only in the child process.
+@Suite("GGUFMemoryProbe")
+struct GGUFMemoryProbe {
+    static let modelVariable = "RUNANYWHERE_GGUF_MEMORY_PROBE"
+    static let outputVariable = "RUNANYWHERE_GGUF_MEMORY_PROBE_OUT"
+
+    /// What the child measured.
+    struct Report: Codable {
+        var baselineBytes: Int
+        var afterKVBytes: Int
+        var afterBytes: Int
+        var kvBytes: Int
+        var scratchBytes: Int
+    }
+
+    static var isChild: Bool { ProcessInfo.processInfo.environment[modelVariable] != nil }
+
+    /// Runs the probe for `modelPath` in a child copy of this test binary and returns its report.
+    static func runChild(modelPath: String) throws -> Report {
+        let executable = try #require(try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        let dir = try TemporaryDirectory(prefix: "gguf-memory")
+        defer { dir.remove() }
+        let out = dir.path + "/report.json"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--testing-library", "swift-testing", "--filter", "GGUFMemoryProbe"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[modelVariable] = modelPath
+        environment[outputVariable] = out
+        process.environment = environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        #expect(process.terminationStatus == 0, "the probe process failed")
+        return try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: out)))
+    }
+
+    static func residentBytes() throws -> Int {
+        let text = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8)
+        let fields = text.split(separator: " ")
+        let pages = try #require(fields.count > 1 ? Int(fields[1]) : nil)
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+    }
+
+    @Test("measure resident memory for one model (child process only)",
+          .enabled(if: GGUFMemoryProbe.isChild, "runs only as the child process of the memory estimate test"))
+    func probe() throws {
+        let env = ProcessInfo.processInfo.environment
+        let path = try #require(env[Self.modelVariable])
+        let out = try #require(env[Self.outputVariable])
+        let file = try GGUFFile(path: path)
+        let d = try GGUFModelDescription(file: file)
+        let ctx = GGUFMemoryEstimateTests.contextLength
+        // The KV cache size from the model's shape, independently of GGUFMemoryEstimate.
+        let headDim = try #require(file.int("\(d.architecture).attention.key_length") ?? (d.embeddingLength / d.headCount))
+        let kvHeads = try #require(file.int("\(d.architecture).attention.head_count_kv"))
+        let layers = try #require(file.int("\(d.architecture).block_count"))
+        let kvBytes = layers * kvHeads * headDim * 2 * ctx * 2
+        let scratchBytes = GGUFMemoryEstimate.scratchBytes(description: d, contextLength: ctx, batchSize: GGUFMemoryEstimateTests.batchSize)
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+
+        _ = try Self.residentBytes()  // warm up: the first read allocates
+        let baseline = try Self.residentBytes()
+        var checksum: UInt8 = 0
+        let bytes = file.fileBytes
+        var offset = file.dataOffset
+        while offset < file.fileSize {
+            checksum &+= bytes[offset]
+            offset += page
+        }
+        let kv = UnsafeMutableRawPointer.allocate(byteCount: kvBytes, alignment: page)
+        defer { kv.deallocate() }
+        for p in stride(from: 0, to: kvBytes, by: page) { kv.storeBytes(of: checksum | 1, toByteOffset: p, as: UInt8.self) }
+        let afterKV = try Self.residentBytes()
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchBytes, alignment: page)
+        defer { scratch.deallocate() }
+        for p in stride(from: 0, to: scratchBytes, by: page) { scratch.storeBytes(of: checksum | 1, toByteOffset: p, as: UInt8.self) }
+        let after = try Self.residentBytes()
+
+        let report = Report(baselineBytes: baseline, afterKVBytes: afterKV, afterBytes: after, kvBytes: kvBytes, scratchBytes: scratchBytes)
+        try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: out))
+    }
+}

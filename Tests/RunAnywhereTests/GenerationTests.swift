@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+@testable import RunAnywhere
+import RunAnywhereTestSupport
+
+@Suite("Generation")
+struct GenerationTests {
+    @Test("generate downloads a model that is not on disk, loads it, and answers; progress is visible through the models API")
+    func generateOnDemand() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        // Slow the mirror down so a watcher can join the same transfer.
+        let published = env.mirror.publishDemoModel(.forest, bandwidthBytesPerSecond: 400_000)
+        let info = try await env.sdk.registerModel(id: "demo-forest", name: "Forest", url: published.url.absoluteString,
+                                                   framework: .llamaCpp, modality: .language, sha256: published.sha256)
+        #expect(info.isDownloaded == false)
+        let llm = env.sdk.llm
+        let call = Task { try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: info.id, maxTokens: 20, seed: 3)) }
+        try await Task.sleep(nanoseconds: 100_000_000)
+        var fractions: [Double] = []
+        var completed = false
+        for try await event in try await env.sdk.models.download(id: info.id) {
+            if case .progress(let p) = event, let f = p.fraction { fractions.append(f) }
+            if case .completed = event { completed = true }
+        }
+        let result = try await call.value
+        #expect(completed)
+        #expect(!fractions.isEmpty, "the watcher saw the shared download's progress")
+        #expect(env.mirror.server.requests(to: "/demo-forest.gguf").filter { $0.method == "GET" }.count == 1, "one transfer, not two")
+        #expect(result.modelId == info.id && result.backend == .native)
+        #expect(!result.text.isEmpty && result.outputTokens > 0 && result.outputTokens <= 20)
+        #expect(result.promptTokens >= 5 && result.tokensPerSecond >= 0 && result.timeToFirstTokenSeconds > 0)
+        #expect(await env.sdk.models.state().isLoaded(info.id))
+    }
+
+    @Test("without a model named, the resident language model answers; with none resident, modelNotLoaded")
+    func residentModel() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        #expect(await errorCode { try await env.sdk.llm.generate(prompt: "Hello") } == .modelNotLoaded)
+        let id = try await env.demo(.sea)
+        try await env.sdk.models.load(id: id)
+        let r = try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(maxTokens: 5))
+        #expect(r.modelId == id)
+    }
+
+    @Test("the same seed gives the same text; greedy is deterministic; stop sequences cut the text")
+    func determinismAndStops() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await env.demo(.forest)
+        let llm = env.sdk.llm
+        let a = try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 30, temperature: 1.0, seed: 42))
+        let b = try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 30, temperature: 1.0, seed: 42))
+        #expect(a.text == b.text)
+        let g1 = try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 12, temperature: 0))
+        let g2 = try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 12, temperature: 0))
+        #expect(g1.text == g2.text && !g1.text.isEmpty)
+        // The greedy bigram path of the forest story: "time" is followed by "there" and "the".
+        #expect(g1.text.hasPrefix(" the") || g1.text.hasPrefix(" there"), "\(g1.text)")
+        let stopped = try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 200, temperature: 0, stopSequences: ["fox"]))
+        #expect(stopped.finishReason == .stopSequence, "\(stopped)")
+        #expect(!stopped.text.contains("fox"))
+        #expect(await errorCode { try await llm.generate(prompt: "x", options: LlmOptions(model: id, maxTokens: 0)) } == .invalidConfiguration)
+        #expect(await errorCode { try await llm.generate(prompt: "x", options: LlmOptions(model: id, topP: 0)) } == .invalidConfiguration)
+        #expect(await errorCode { try await llm.generate(prompt: "x", options: LlmOptions(model: "nope")) } == .modelNotFound)
+    }
+
+    @Test("generateStream yields the text in pieces and then the result")
+    func streaming() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await env.demo(.forest)
+        var pieces: [String] = []
+        var result: GenerationResult?
+        for try await event in env.sdk.llm.generateStream(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 25, seed: 9)) {
+            switch event {
+            case .text(let t): pieces.append(t)
+            case .completed(let r): result = r
+            }
+        }
+        let r = try #require(result)
+        #expect(pieces.count > 1)
+        #expect(pieces.joined() == r.text)
+    }
+
+    @Test("concurrent calls on one model run one at a time, each as if alone")
+    func serialisedCalls() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await env.demo(.forest)
+        let llm = env.sdk.llm
+        let options = (1...4).map { LlmOptions(model: id, maxTokens: 30, temperature: 1.0, seed: UInt64($0)) }
+        var alone: [String] = []
+        for o in options { alone.append(try await llm.generate(prompt: "Once upon a time", options: o).text) }
+        let together = try await withThrowingTaskGroup(of: (Int, String).self) { group in
+            for (i, o) in options.enumerated() {
+                group.addTask { (i, try await llm.generate(prompt: "Once upon a time", options: o).text) }
+            }
+            var out = Array(repeating: "", count: options.count)
+            for try await (i, t) in group { out[i] = t }
+            return out
+        }
+        #expect(together == alone)
+    }
+
+    @Test("cancelling the consuming task stops generation")
+    func cancellation() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await env.demo(.forest)
+        let llm = env.sdk.llm
+        let task = Task { () -> Int in
+            var n = 0
+            for try await event in llm.generateStream(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 100_000, temperature: 1.0, seed: 1, loadOptions: LoadOptions(contextLength: 2048))) {
+                if case .text = event { n += 1 }
+            }
+            return n
+        }
+        try await Task.sleep(nanoseconds: 50_000_000)
+        task.cancel()
+        let outcome = await task.result
+        switch outcome {
+        case .success(let n): #expect(n < 100_000)
+        case .failure(let error): #expect((error as? RunAnywhereError)?.code == .cancelled || error is CancellationError, "\(error)")
+        }
+        // The model is still usable afterwards.
+        let r = try await llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 3))
+        #expect(r.outputTokens > 0)
+    }
+
+    @Test("stories260K continues “Once upon a time” as llama.cpp does",
+          .enabled(if: ProcessInfo.processInfo.environment["RUNANYWHERE_TESTDATA"] != nil, "needs RUNANYWHERE_TESTDATA (the shared reference models)"))
+    func storiesThroughTheSDK() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let base = try #require(ProcessInfo.processInfo.environment["RUNANYWHERE_TESTDATA"])
+        let data = try Data(contentsOf: URL(fileURLWithPath: base).appendingPathComponent("models/stories260K.gguf"))
+        let url = env.mirror.publish("stories260K.gguf", data: data)
+        let info = try await env.sdk.registerModel(name: "Stories", url: url.absoluteString, framework: .llamaCpp, modality: .language)
+        let r = try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(model: info.id, maxTokens: 24, temperature: 0, rawPrompt: true))
+        #expect(r.text.hasPrefix(", there was a little girl named Lily. She loved to play outside in the p"), "\(r.text)")
+    }
+}

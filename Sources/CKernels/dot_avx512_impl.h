@@ -18,6 +18,15 @@ RA_TARGET static inline __m512i dp_u8s8(__m512i acc, __m512i u, __m512i s) {
 #endif
 }
 
+// acc + pairwise int16 products summed into int32 lanes (VNNI fuses the add).
+RA_TARGET static inline __m512i dp_i16(__m512i acc, __m512i a, __m512i b) {
+#if RA_VNNI
+    return _mm512_dpwssd_epi32(acc, a, b);
+#else
+    return _mm512_add_epi32(acc, _mm512_madd_epi16(a, b));
+#endif
+}
+
 // Signed int8 w × signed int8 x (x never -128): |w| × (x with w's sign).
 RA_TARGET static inline __m512i dp_s8s8(__m512i acc, __m512i w, __m512i x) {
     const __m512i sx = _mm512_mask_sub_epi8(x, _mm512_movepi8_mask(w), _mm512_setzero_si512(), x);
@@ -279,7 +288,7 @@ RA_TARGET static float dot_q4_k(int64_t n, const void *w, const void *x) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
             const __m512i v = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
             const __m512i y = _mm512_loadu_si512((const void *)(b[i].qs + 64 * g));
-            si = _mm512_add_epi32(si, _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+            si = dp_i16(si, _mm512_maddubs_epi16(v, y), sv[g]);
         }
         acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }
@@ -317,7 +326,7 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
             hq = _mm512_srli_epi16(hq, 2);
             const __m512i v = _mm512_or_si512(_mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4), hb);
             const __m512i y = _mm512_loadu_si512((const void *)(b[i].qs + 64 * g));
-            si = _mm512_add_epi32(si, _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+            si = dp_i16(si, _mm512_maddubs_epi16(v, y), sv[g]);
         }
         acc = _mm512_fmadd_ps(_mm512_set1_ps(dy * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }

@@ -74,7 +74,7 @@ struct GGUFHeader {
 struct GGUFParser {
     static let magic: UInt32 = 0x4655_4747  // "GGUF" read little-endian
     static let maximumNesting = 16
-    static let maximumArrayElements = 1 << 24
+    static let maximumArrayElements = 1 << 23
     static let maximumDimensions = 4
 
     var cursor: GGUFCursor

@@ -235,8 +235,8 @@ struct GGUFReaderMalformedTests {
         var d = Data()
         d.append(contentsOf: [0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0])
         d.append(contentsOf: bytes([UInt64(0), 1]))
-        d.append(contentsOf: bytes([UInt64(1)]) + [UInt8(ascii: "k")] + bytes([UInt32(9), UInt32(0)]) + bytes([UInt64(1 << 24 + 1)]))
-        d.append(Data(count: 1 << 24 + 1))
+        d.append(contentsOf: bytes([UInt64(1)]) + [UInt8(ascii: "k")] + bytes([UInt32(9), UInt32(0)]) + bytes([UInt64(1 << 23 + 1)]))
+        d.append(Data(count: 1 << 23 + 1))
         try expectInvalid(d, mentioning: ["refusing"])
     }
 }

@@ -143,8 +143,9 @@ private final class Mapping {
 
     func advise(_ advice: Int32, from offset: Int) {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard page > 0 else { return }
         let start = offset / page * page
-        guard page > 0, start < size else { return }
+        guard start < size else { return }
         _ = madvise(base + start, size - start, advice)
     }
 

@@ -205,4 +205,29 @@ struct GGUFReaderRoundTripTests {
         #expect(file.stringArray("tokenizer.ggml.tokens")?.count == 300)
         #expect(file.stringArray("tokenizer.ggml.tokens")?[3 + 10] == "<0x0A>")
     }
+
+    @Test("the mapping is read-only and private, and goes away with the file object",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/maps"), "needs Linux /proc"))
+    func mappingLifetime() throws {
+        var w = GGUFWriter()
+        w.addTensor(name: "t", shape: [1024], floats: (0..<1024).map(Float.init))
+        let dir = try TemporaryDirectory(prefix: "gguf-mapping")
+        defer { dir.remove() }
+        let path = dir.path + "/mapped.gguf"
+        try w.write(to: path)
+        func mappings() throws -> [Substring] {
+            try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).split(separator: "\n").filter { $0.hasSuffix(path) }
+        }
+        var file: GGUFFile? = try GGUFFile(path: path)
+        let lines = try mappings()
+        #expect(lines.count == 1)
+        #expect(lines.first?.split(separator: " ").dropFirst().first == "r--p", "PROT_READ, MAP_PRIVATE")
+        // Advice is only a hint: the bytes stay the same.
+        file?.prefetchTensorData()
+        file?.adviseRandomAccess()
+        let t = try #require(file?.tensor(named: "t"))
+        #expect(file.map { Array($0.bytes(of: t)) } == GGUFWriter.encode((0..<1024).map(Float.init), as: .f32))
+        file = nil
+        #expect(try mappings().isEmpty, "unmapped when the GGUFFile is released")
+    }
 }

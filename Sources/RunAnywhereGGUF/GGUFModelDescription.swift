@@ -70,7 +70,8 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
     public var quantization: String
     /// `tokenizer.chat_template`, when present.
     public var chatTemplate: String?
-    /// Whether the output projection reuses the token embedding (no `output.weight` tensor).
+    /// Whether the output projection reuses the token embedding (`token_embd.weight` present,
+    /// `output.weight` absent).
     public var hasTiedOutput: Bool
     /// Total number of weights (elements of every tensor).
     public var parameterCount: Int
@@ -168,7 +169,7 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
             quantization = "unknown"
         }
         chatTemplate = file.string("tokenizer.chat_template")
-        hasTiedOutput = file.tensor(named: "output.weight") == nil
+        hasTiedOutput = file.tensor(named: "output.weight") == nil && embedding != nil
     }
 
     /// A positive integer at `key`, or the largest element of a per-layer integer array.

@@ -39,7 +39,71 @@ struct GGUFCursor {
         let length = try count("length of \(what())", minBytesEach: 1)
         let bytes = UnsafeRawBufferPointer(start: base + offset, count: length)
         offset += length
-        return String(decoding: bytes, as: UTF8.self)
+        return GGUFCursor.decodeUTF8(bytes)
+    }
+
+    /// Decodes UTF-8, replacing each maximal invalid subpart with U+FFFD (as the standard library
+    /// does). Invalid input is repaired here, in one linear pass, rather than by the standard
+    /// library's slower repairing initializer, so a hostile file full of bad bytes costs no more
+    /// than a valid one.
+    static func decodeUTF8(_ bytes: UnsafeRawBufferPointer) -> String {
+        var i = 0
+        while i < bytes.count, bytes[i] < 0x80 { i += 1 }  // ASCII prefix
+        if i == bytes.count || validUTF8Prefix(bytes, from: i) == bytes.count {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var repaired: [UInt8] = []
+        repaired.reserveCapacity(bytes.count + 16)
+        var position = 0
+        while position < bytes.count {
+            let length = sequenceLength(bytes, at: position)
+            if length.isValid {
+                repaired.append(contentsOf: bytes[position..<position + length.count])
+            } else {
+                repaired.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            }
+            position += length.count
+        }
+        return String(decoding: repaired, as: UTF8.self)
+    }
+
+    /// How far from `start` the bytes are valid UTF-8.
+    private static func validUTF8Prefix(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var position = start
+        while position < bytes.count {
+            let length = sequenceLength(bytes, at: position)
+            guard length.isValid else { return position }
+            position += length.count
+        }
+        return position
+    }
+
+    /// The length of the sequence at `position`: a whole valid scalar, or the maximal invalid
+    /// subpart (at least one byte) that a single U+FFFD replaces.
+    private static func sequenceLength(_ bytes: UnsafeRawBufferPointer, at position: Int) -> (count: Int, isValid: Bool) {
+        let lead = bytes[position]
+        let needed: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // allowed range of the first continuation byte
+        switch lead {
+        case 0x00...0x7F: return (1, true)
+        case 0xC2...0xDF: needed = 1
+        case 0xE0: needed = 2; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: needed = 2
+        case 0xED: needed = 2; high = 0x9F
+        case 0xF0: needed = 3; low = 0x90
+        case 0xF1...0xF3: needed = 3
+        case 0xF4: needed = 3; high = 0x8F
+        default: return (1, false)
+        }
+        var count = 1
+        while count <= needed {
+            guard position + count < bytes.count else { return (count, false) }
+            let b = bytes[position + count]
+            let ok = count == 1 ? (b >= low && b <= high) : (b & 0xC0 == 0x80)
+            guard ok else { return (count, false) }
+            count += 1
+        }
+        return (count, true)
     }
 }
 

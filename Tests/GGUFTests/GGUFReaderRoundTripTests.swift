@@ -243,4 +243,34 @@ struct GGUFReaderRoundTripTests {
         file = nil
         #expect(mappings().isEmpty, "unmapped when the GGUFFile is released")
     }
+
+    @Test("invalid UTF-8 in strings is repaired with U+FFFD exactly as the standard library repairs it")
+    func invalidUTF8() throws {
+        // The writer only writes valid strings, so build the file and patch string bytes in place.
+        var rng = SeededGenerator(seed: 8)
+        let interesting: [UInt8] = [0x41, 0x80, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0xA0, 0x9F, 0x90, 0x8F]
+        let samples: [[UInt8]] = (0..<400).map { i in
+            (0..<(1 + Int(rng.next() % 10))).map { _ in
+                i % 2 == 0 ? UInt8(truncatingIfNeeded: rng.next()) : interesting[Int(rng.next() % UInt64(interesting.count))]
+            }
+        }
+        var w = GGUFWriter()
+        w.set("s", .array(samples.map { .string(String(repeating: "x", count: $0.count)) }))
+        var (data, layout) = w.encode()
+        var offset = layout.metadataValueTypeOffsets[0] + 4 + 4 + 8
+        for sample in samples {
+            offset += 8
+            data.replaceSubrange(offset..<offset + sample.count, with: sample)
+            offset += sample.count
+        }
+        let dir = try TemporaryDirectory(prefix: "gguf-utf8")
+        defer { dir.remove() }
+        try data.write(to: URL(fileURLWithPath: dir.path + "/u.gguf"))
+        let read = try #require(try GGUFFile(path: dir.path + "/u.gguf").stringArray("s"))
+        #expect(read.count == samples.count)
+        for (got, sample) in zip(read, samples) {
+            #expect(Array(got.utf8) == Array(String(decoding: sample, as: UTF8.self).utf8), "\(sample)")
+        }
+        #expect(read.contains { $0.contains("\u{FFFD}") })
+    }
 }

@@ -174,10 +174,11 @@ struct GGUFParser {
         header.metadata.reserveCapacity(metadataCount)
         for index in 0..<metadataCount {
             let key = try cursor.string("key of metadata entry \(index)")
-            let typeCode = try cursor.u32("type of metadata \(key)")
-            let value = try readValue(typeCode: typeCode, key: key, depth: 0)
+            let label = Self.shown(key)
+            let typeCode = try cursor.u32("type of metadata \(label)")
+            let value = try readValue(typeCode: typeCode, key: label, depth: 0)
             guard header.metadata.updateValue(value, forKey: key) == nil else {
-                throw GGUFError.invalid("metadata key \(key) appears more than once")
+                throw GGUFError.invalid("metadata key \(label) appears more than once")
             }
             header.metadataKeys.append(key)
         }
@@ -197,8 +198,9 @@ struct GGUFParser {
         var names = Set<String>()
         names.reserveCapacity(tensorCount)
         for index in 0..<tensorCount {
-            let name = try cursor.string("name of tensor \(index)")
-            guard names.insert(name).inserted else {
+            let fullName = try cursor.string("name of tensor \(index)")
+            let name = Self.shown(fullName)  // for messages
+            guard names.insert(fullName).inserted else {
                 throw GGUFError.invalid("tensor \(name) appears more than once")
             }
             let dimensionCount = try cursor.u32("dimension count of tensor \(name)")
@@ -239,7 +241,7 @@ struct GGUFParser {
             guard !overflow, byteCount <= cursor.count else {
                 throw GGUFError.invalid("tensor \(name) (\(type.name), shape \(shape)) needs more bytes than the whole file has (\(cursor.count))")
             }
-            entries.append((name, shape, type, Int(rawOffset), byteCount))
+            entries.append((fullName, shape, type, Int(rawOffset), byteCount))
         }
 
         // Tensor data starts at the next multiple of the alignment after the directory.
@@ -254,23 +256,35 @@ struct GGUFParser {
         header.tensors.reserveCapacity(entries.count)
         for entry in entries {
             guard entry.relativeOffset % header.alignment == 0 else {
-                throw GGUFError.invalid("tensor \(entry.name) has data offset \(entry.relativeOffset), not a multiple of the alignment \(header.alignment)")
+                throw GGUFError.invalid("tensor \(Self.shown(entry.name)) has data offset \(entry.relativeOffset), not a multiple of the alignment \(header.alignment)")
             }
             let (start, o1) = header.dataOffset.addingReportingOverflow(entry.relativeOffset)
             let (end, o2) = start.addingReportingOverflow(entry.byteCount)
             guard !o1, !o2, end <= cursor.count else {
-                throw GGUFError.invalid("tensor \(entry.name) extends past end of file (bytes \(start)..<\(o1 || o2 ? Int.max : end), file has \(cursor.count))")
+                throw GGUFError.invalid("tensor \(Self.shown(entry.name)) extends past end of file (bytes \(start)..<\(o1 || o2 ? Int.max : end), file has \(cursor.count))")
             }
             header.tensors.append(GGUFTensorInfo(name: entry.name, shape: entry.shape, type: entry.type, offset: start, byteCount: entry.byteCount))
         }
 
         let byOffset = header.tensors.sorted { $0.offset < $1.offset }
         for (a, b) in zip(byOffset, byOffset.dropFirst()) where a.offset + a.byteCount > b.offset {
-            throw GGUFError.invalid("tensors \(a.name) and \(b.name) overlap (bytes \(a.offset)..<\(a.offset + a.byteCount) and \(b.offset)..<\(b.offset + b.byteCount))")
+            throw GGUFError.invalid("tensors \(Self.shown(a.name)) and \(Self.shown(b.name)) overlap (bytes \(a.offset)..<\(a.offset + a.byteCount) and \(b.offset)..<\(b.offset + b.byteCount))")
         }
         return header
     }
 
+    /// A key or tensor name as shown in an error message: at most 96 characters, control
+    /// characters replaced, so a hostile name cannot flood a log or a terminal.
+    static func shown(_ text: String) -> String {
+        var result = ""
+        for (i, scalar) in text.unicodeScalars.enumerated() {
+            if i == 96 { return result + "…" }
+            result.unicodeScalars.append(scalar.properties.generalCategory == .control ? "?" : scalar)
+        }
+        return result
+    }
+
+    /// Reads one value of type `typeCode`; `key` (already shortened) names it in errors.
     mutating func readValue(typeCode: UInt32, key: String, depth: Int) throws -> GGUFValue {
         guard let type = GGUFValueType(rawValue: typeCode) else {
             throw GGUFError.invalid("metadata \(key) has unknown value type \(typeCode)")

@@ -8,7 +8,10 @@ import Darwin
 ///
 /// Opening validates the whole header and tensor directory: every count, length, dimension,
 /// offset and size is checked against the file size, so a truncated, corrupt or hostile file
-/// throws a ``GGUFError`` instead of crashing or allocating without bound. Tensor data stays in
+/// throws a ``GGUFError`` instead of crashing or allocating without bound. Limits: arrays nest at
+/// most 16 deep, all metadata arrays together hold at most 8,388,608 elements (real tokenizers use
+/// about 1.5 million), tensors have 1 to 4 positive dimensions, tensor data is aligned, inside the
+/// file and not overlapping, and names and keys are unique. Tensor data stays in
 /// the mapping (`PROT_READ`, `MAP_PRIVATE`) and is never copied; the mapping lives as long as
 /// this object.
 ///

@@ -170,8 +170,8 @@ struct GGUFParser {
         let tensorCount = try cursor.count("tensor count", minBytesEach: 32)
         let metadataCount = try cursor.count("metadata entry count", minBytesEach: 13)
 
-        header.metadataKeys.reserveCapacity(metadataCount)
-        header.metadata.reserveCapacity(metadataCount)
+        header.metadataKeys.reserveCapacity(Self.reservation(metadataCount))
+        header.metadata.reserveCapacity(Self.reservation(metadataCount))
         for index in 0..<metadataCount {
             let key = try cursor.string("key of metadata entry \(index)")
             let label = Self.shown(key)
@@ -194,9 +194,9 @@ struct GGUFParser {
         }
 
         var entries: [(name: String, shape: [Int], type: GGMLType, relativeOffset: Int, byteCount: Int)] = []
-        entries.reserveCapacity(tensorCount)
+        entries.reserveCapacity(Self.reservation(tensorCount))
         var names = Set<String>()
-        names.reserveCapacity(tensorCount)
+        names.reserveCapacity(Self.reservation(tensorCount))
         for index in 0..<tensorCount {
             let fullName = try cursor.string("name of tensor \(index)")
             let name = Self.shown(fullName)  // for messages
@@ -273,6 +273,10 @@ struct GGUFParser {
         return header
     }
 
+    /// Capacity to reserve for `count` items announced by the file: counts are only bounded by
+    /// the bytes left, so beyond 65,536 the collection grows as items actually parse instead.
+    static func reservation(_ count: Int) -> Int { min(count, 1 << 16) }
+
     /// A key or tensor name as shown in an error message: at most 96 characters, control
     /// characters replaced, so a hostile name cannot flood a log or a terminal.
     static func shown(_ text: String) -> String {
@@ -320,7 +324,7 @@ struct GGUFParser {
             }
             arrayElementBudget -= n
             var elements: [GGUFValue] = []
-            elements.reserveCapacity(n)
+            elements.reserveCapacity(Self.reservation(n))
             for _ in 0..<n {
                 elements.append(try readValue(typeCode: elementCode, key: key, depth: depth + 1))
             }

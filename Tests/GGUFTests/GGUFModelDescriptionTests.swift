@@ -118,6 +118,19 @@ struct GGUFModelDescriptionTests {
         #expect(error?.message.contains(key) == true, "\(String(describing: error))")
     }
 
+    @Test("non-finite or negative rope base, epsilon and scaling factor are rejected, naming the key",
+          arguments: [("llama.rope.freq_base", Float.nan), ("llama.rope.freq_base", 0), ("llama.rope.freq_base", -1),
+                      ("llama.attention.layer_norm_rms_epsilon", -1e-5), ("llama.attention.layer_norm_rms_epsilon", .infinity),
+                      ("llama.rope.scaling.factor", .nan)])
+    func badNumbers(key: String, value: Float) throws {
+        var w = GGUFWriter.tinyModel(TinyModelSpec())
+        w.set(key, .float32(value))
+        let (file, dir) = try roundTrip(w)
+        defer { dir.remove() }
+        let error = #expect(throws: GGUFError.self) { try GGUFModelDescription(file: file) }
+        #expect(error?.message.contains(key) == true)
+    }
+
     @Test("a head count that does not divide the KV heads is rejected")
     func inconsistentHeads() throws {
         var w = GGUFWriter.tinyModel(TinyModelSpec())

@@ -40,6 +40,14 @@ let package = Package(
         // The command-line tool.
         .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
 
+        // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
+        .executableTarget(
+            name: "engine-bench",
+            dependencies: ["RunAnywhereGGUF"],
+            path: "bench/engine-first/Sources",
+            swiftSettings: [.unsafeFlags(["-O"])]
+        ),
+
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),

@@ -15,4 +15,16 @@ static inline CURLcode ra_curl_setopt_xferinfo_cb(CURL *h, int (*cb)(void *, cur
 static inline CURLcode ra_curl_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode ra_curl_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
 static inline CURLcode ra_curl_getinfo_string(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
+
+// curl_multi_info_read hands back a struct whose result sits in a union; this reads the first
+// finished transfer of `m` without Swift having to reach into the union.
+// Returns 1 and fills *result when a transfer has finished, 0 when none has.
+static inline int ra_curl_multi_next_result(CURLM *m, CURLcode *result) {
+    int pending = 0;
+    CURLMsg *msg;
+    while ((msg = curl_multi_info_read(m, &pending)) != NULL) {
+        if (msg->msg == CURLMSG_DONE) { *result = msg->data.result; return 1; }
+    }
+    return 0;
+}
 #endif

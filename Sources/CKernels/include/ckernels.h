@@ -1,10 +1,97 @@
-// C kernels of the native engine. See kernels.c.
+// C kernels of the native GGUF engine: ggml block formats, activation quantization,
+// quantized dot products and row-block matrix products with run-time CPU dispatch.
+//
+// Every block format is byte-exact with ggml/GGUF. Weight rows are multiplied with activation
+// rows in the format ra_vec_dot_type(weight_type) (the same pairing as ggml's CPU backend), which
+// ra_quantize_row produces with ggml's rounding.
+//
+// Paths: a portable scalar reference (always compiled), AVX2+FMA+F16C and AVX-512 (F/BW/VL, with
+// and without VNNI) on x86-64, picked at run time from the CPU's features; ra_set_cpu_features_mask
+// restricts the choice (tests compare every path with the scalar one).
+//
+// Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c,
+// dot_avx512.c (+ dot_avx512_impl.h), dispatch.c (CPU features, ra_vec_dot, ra_matmul_rows).
 #ifndef RUNANYWHERE_CKERNELS_H
 #define RUNANYWHERE_CKERNELS_H
 #include <stddef.h>
 #include <stdint.h>
 
-/// Bit set of the SIMD features this CPU offers (ra_cpu_features).
-int ra_cpu_features(void);
+#ifdef __cplusplus
+extern "C" {
+#endif
 
+/// ggml tensor type ids (the same numbers as GGMLType and the GGUF file format).
+enum {
+    RA_F32 = 0, RA_F16 = 1, RA_Q4_0 = 2, RA_Q4_1 = 3, RA_Q5_0 = 6, RA_Q5_1 = 7, RA_Q8_0 = 8, RA_Q8_1 = 9,
+    RA_Q4_K = 12, RA_Q5_K = 13, RA_Q6_K = 14, RA_Q8_K = 15, RA_BF16 = 30
+};
+
+/// CPU feature bits reported by ra_cpu_features and accepted by ra_set_cpu_features_mask.
+enum {
+    RA_CPU_AVX2 = 1 << 0,
+    RA_CPU_FMA = 1 << 1,
+    RA_CPU_F16C = 1 << 2,
+    RA_CPU_AVX512F = 1 << 3,
+    RA_CPU_AVX512BW = 1 << 4,
+    RA_CPU_AVX512VL = 1 << 5,
+    RA_CPU_AVX512VNNI = 1 << 6,
+    RA_CPU_NEON = 1 << 7
+};
+
+/// Kernel paths reported by ra_kernel_path.
+enum { RA_PATH_SCALAR = 0, RA_PATH_AVX2 = 1, RA_PATH_AVX512 = 2, RA_PATH_AVX512_VNNI = 3 };
+
+/// 1 when the type's blocks can be decoded and multiplied by these kernels, else 0.
+int ra_type_supported(int type);
+/// Elements per block of a type (0 for an unknown type).
+int64_t ra_type_block_size(int type);
+/// Bytes per block of a type (0 for an unknown type).
+int64_t ra_type_block_bytes(int type);
+/// Bytes of a row of n elements; n must be a multiple of the block size (else -1; 0 for an unknown type).
+int64_t ra_row_bytes(int type, int64_t n);
+/// Activation format a weight type is multiplied with, as ggml's CPU backend does:
+/// Q8_0 for Q4_0/Q5_0/Q8_0, Q8_1 for Q4_1/Q5_1, Q8_K for the K-quants, F16 for F16, BF16 for BF16,
+/// F32 for F32; -1 for an unsupported type.
+int ra_vec_dot_type(int weight_type);
+
+/// 1 when ra_quantize_row can write the type (F32, F16, BF16, Q8_0, Q8_1, Q8_K, Q4_0, Q4_1, Q5_0, Q5_1).
+int ra_quantize_supported(int type);
+/// Quantizes n floats into dst (ra_row_bytes(type, n) bytes) with ggml's rounding. Activation formats
+/// (Q8_0/Q8_1 as ggml's x86 CPU backend: scale amax/127, multiplier 127/amax, round half to even;
+/// Q8_K as ggml's reference) and the simple weight formats Q4_0/Q4_1/Q5_0/Q5_1 (ggml's reference).
+/// Does nothing for a type ra_quantize_supported rejects or an n that is not a multiple of the block size.
+void ra_quantize_row(int type, const float *x, void *dst, int64_t n);
+/// Decodes n elements of a row of the given type into floats (n a multiple of the block size).
+void ra_dequantize_row(int type, const void *src, float *dst, int64_t n);
+
+/// Dot product of a weight row and an activation row in ra_vec_dot_type(weight_type); n elements.
+/// Activation rows must come from ra_quantize_row (their int8 values never hold -128).
+float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_row);
+/// out[b * out_stride + r] = dot(row r of W, row b of X) for r in [r0, r1), b in [0, nb).
+/// W holds rows of n elements (ra_row_bytes(weight_type, n) apart), X holds nb activation rows
+/// (ra_row_bytes(ra_vec_dot_type(weight_type), n) apart).
+void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
+                    float *out, int64_t out_stride, int64_t r0, int64_t r1);
+
+/// Bit set (RA_CPU_*) of the SIMD features this CPU and OS offer.
+int ra_cpu_features(void);
+/// Restricts dispatch to the features in mask (and those the CPU has); -1 = all. Process-wide.
+void ra_set_cpu_features_mask(int mask);
+/// The path (RA_PATH_*) ra_vec_dot and ra_matmul_rows use now.
+int ra_kernel_path(void);
+/// Name of a path: "scalar", "avx2", "avx512", "avx512-vnni".
+const char *ra_kernel_path_name(int path);
+
+/// IEEE half to float (exact; NaN stays NaN with its payload, quiet bit set).
+float ra_fp16_to_fp32(uint16_t h);
+/// Float to IEEE half, rounding to nearest even; overflow gives inf, NaN stays NaN (as F16C does).
+uint16_t ra_fp32_to_fp16(float f);
+/// bfloat16 to float (exact).
+float ra_bf16_to_fp32(uint16_t h);
+/// Float to bfloat16, rounding to nearest even; NaN stays a quiet NaN (as ggml does).
+uint16_t ra_fp32_to_bf16(float f);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

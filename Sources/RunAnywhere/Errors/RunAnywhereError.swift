@@ -46,6 +46,8 @@ public struct RunAnywhereError: Error, Sendable, Hashable, CustomStringConvertib
         case storageFailure
         /// Text generation failed.
         case generationFailed
+        /// The model is known but its files are not on disk (download it first).
+        case modelNotDownloaded
     }
 
     /// What kind of failure this is.

@@ -1,2 +1,0 @@
-#include "ckernels.h"
-int ra_cpu_features(void) { return 0; }

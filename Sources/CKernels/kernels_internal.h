@@ -1,0 +1,81 @@
+// Private to CKernels: ggml block layouts and the per-path dot-product tables.
+#ifndef RUNANYWHERE_KERNELS_INTERNAL_H
+#define RUNANYWHERE_KERNELS_INTERNAL_H
+#include "ckernels.h"
+#include <string.h>
+
+#define QK4_0 32
+#define QK8_0 32
+#define QK_K 256
+
+// Block layouts (byte-exact with ggml). Halves are stored as raw uint16_t bits.
+typedef struct { uint16_t d; uint8_t qs[16]; } blk_q4_0;                  // x = (nibble - 8) * d
+typedef struct { uint16_t d, m; uint8_t qs[16]; } blk_q4_1;               // x = nibble * d + m
+typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[16]; } blk_q5_0;   // x = (nibble | bit << 4) - 16) * d
+typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[16]; } blk_q5_1;
+typedef struct { uint16_t d; int8_t qs[32]; } blk_q8_0;                   // x = q * d
+typedef struct { uint16_t d, s; int8_t qs[32]; } blk_q8_1;                // s = d * sum(q)
+typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[128]; } blk_q4_k;
+typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } blk_q5_k;
+typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; uint16_t d; } blk_q6_k;
+typedef struct { float d; int8_t qs[256]; int16_t bsums[16]; } blk_q8_k;
+
+_Static_assert(sizeof(blk_q4_0) == 18, "q4_0");
+_Static_assert(sizeof(blk_q4_1) == 20, "q4_1");
+_Static_assert(sizeof(blk_q5_0) == 22, "q5_0");
+_Static_assert(sizeof(blk_q5_1) == 24, "q5_1");
+_Static_assert(sizeof(blk_q8_0) == 34, "q8_0");
+_Static_assert(sizeof(blk_q8_1) == 36, "q8_1");
+_Static_assert(sizeof(blk_q4_k) == 144, "q4_K");
+_Static_assert(sizeof(blk_q5_k) == 176, "q5_K");
+_Static_assert(sizeof(blk_q6_k) == 210, "q6_K");
+_Static_assert(sizeof(blk_q8_k) == 292, "q8_K");
+
+static inline uint32_t ra_f32_bits(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+static inline float ra_bits_f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+
+static inline float ra_h2f(uint16_t h) {
+    const uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    const uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    if (exp == 0) {
+        // zero or subnormal: mant * 2^-24 is exact in float
+        const float v = (float)mant * 0x1p-24f;
+        return ra_bits_f32(sign | ra_f32_bits(v));
+    }
+    if (exp == 31) return ra_bits_f32(sign | 0x7f800000u | (mant ? 0x400000u : 0) | (mant << 13));
+    return ra_bits_f32(sign | ((exp + 112) << 23) | (mant << 13));
+}
+
+static inline float ra_bf2f(uint16_t h) { return ra_bits_f32((uint32_t)h << 16); }
+
+// Unpacks the 12-byte 6-bit scales/mins of Q4_K/Q5_K: sub-block j has scale sc[j] and min m[j].
+static inline void ra_unpack_scales_k4(const uint8_t *s, uint8_t sc[8], uint8_t m[8]) {
+    for (int j = 0; j < 4; j++) {
+        sc[j] = s[j] & 63;
+        m[j] = s[j + 4] & 63;
+        sc[j + 4] = (uint8_t)((s[j + 8] & 0x0f) | ((s[j] >> 6) << 4));
+        m[j + 4] = (uint8_t)((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
+    }
+}
+
+typedef float (*ra_dot_fn)(int64_t n, const void *w, const void *x);
+// Computes nx dot products of one weight row with nx activation rows x_stride bytes apart.
+typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t x_stride, int nx, float *out, int64_t out_stride);
+
+// Index of a type in the dot tables (dense), or -1.
+enum { RA_DI_F32, RA_DI_F16, RA_DI_BF16, RA_DI_Q4_0, RA_DI_Q4_1, RA_DI_Q5_0, RA_DI_Q5_1, RA_DI_Q8_0,
+       RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_COUNT };
+
+typedef struct {
+    ra_dot_fn dot[RA_DI_COUNT];          // NULL: fall back to the next lower path
+    ra_dot_multi_fn multi[RA_DI_COUNT];  // NULL: loop over dot
+} ra_dot_table;
+
+extern const ra_dot_table ra_dots_scalar;
+#if defined(__x86_64__)
+extern const ra_dot_table ra_dots_avx2;
+extern const ra_dot_table ra_dots_avx512;
+extern const ra_dot_table ra_dots_avx512vnni;
+#endif
+
+#endif

@@ -1,0 +1,435 @@
+// ggml block formats: type table, half/bfloat16 conversion, quantization and dequantization.
+#include "kernels_internal.h"
+#include <math.h>
+
+int ra_type_supported(int type) {
+    switch (type) {
+    case RA_F32: case RA_F16: case RA_BF16: case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1:
+    case RA_Q8_0: case RA_Q8_1: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int64_t ra_type_block_size(int type) {
+    switch (type) {
+    case RA_F32: case RA_F16: case RA_BF16: return 1;
+    case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1: case RA_Q8_0: case RA_Q8_1: return 32;
+    case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K: return QK_K;
+    default: return 0;
+    }
+}
+
+int64_t ra_type_block_bytes(int type) {
+    switch (type) {
+    case RA_F32: return 4;
+    case RA_F16: case RA_BF16: return 2;
+    case RA_Q4_0: return sizeof(blk_q4_0);
+    case RA_Q4_1: return sizeof(blk_q4_1);
+    case RA_Q5_0: return sizeof(blk_q5_0);
+    case RA_Q5_1: return sizeof(blk_q5_1);
+    case RA_Q8_0: return sizeof(blk_q8_0);
+    case RA_Q8_1: return sizeof(blk_q8_1);
+    case RA_Q4_K: return sizeof(blk_q4_k);
+    case RA_Q5_K: return sizeof(blk_q5_k);
+    case RA_Q6_K: return sizeof(blk_q6_k);
+    case RA_Q8_K: return sizeof(blk_q8_k);
+    default: return 0;
+    }
+}
+
+int64_t ra_row_bytes(int type, int64_t n) {
+    const int64_t bs = ra_type_block_size(type);
+    if (bs == 0) return 0;
+    if (n < 0 || n % bs != 0) return -1;
+    return n / bs * ra_type_block_bytes(type);
+}
+
+int ra_vec_dot_type(int weight_type) {
+    switch (weight_type) {
+    case RA_F32: return RA_F32;
+    case RA_F16: return RA_F16;
+    case RA_BF16: return RA_BF16;
+    case RA_Q4_0: case RA_Q5_0: case RA_Q8_0: return RA_Q8_0;
+    case RA_Q4_1: case RA_Q5_1: return RA_Q8_1;
+    case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: return RA_Q8_K;
+    default: return -1;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Half and bfloat16
+
+float ra_fp16_to_fp32(uint16_t h) { return ra_h2f(h); }
+
+uint16_t ra_fp32_to_fp16(float f) {
+    uint32_t x = ra_f32_bits(f);
+    const uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    x &= 0x7fffffffu;
+    if (x > 0x7f800000u) return (uint16_t)(sign | 0x7e00 | ((x >> 13) & 0x3ff));   // NaN: quiet, top payload bits
+    if (x >= 0x477ff000u) return (uint16_t)(sign | 0x7c00);                          // rounds to >= 65536: inf
+    if (x < 0x38800000u) {
+        // Below the smallest normal half: adding 0.5 aligns the value so the FPU rounds it to
+        // nearest even at the half-subnormal quantum (2^-24).
+        const float v = ra_bits_f32(x) + 0.5f;
+        return (uint16_t)(sign | (uint16_t)(ra_f32_bits(v) - 0x3f000000u));
+    }
+    const uint32_t odd = (x >> 13) & 1;
+    x += 0xc8000fffu + odd;     // rebias the exponent (127 -> 15) and round to nearest even
+    return (uint16_t)(sign | (uint16_t)(x >> 13));
+}
+
+float ra_bf16_to_fp32(uint16_t h) { return ra_bf2f(h); }
+
+uint16_t ra_fp32_to_bf16(float f) {
+    const uint32_t u = ra_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 64);   // NaN: force quiet
+    return (uint16_t)((u + (0x7fffu + ((u >> 16) & 1))) >> 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Quantization
+
+// Round half to even for |v| < 2^22 (ggml's nearest_int).
+static inline int ra_nearest_int(float v) {
+    const float t = v + 12582912.f;
+    int32_t i;
+    memcpy(&i, &t, 4);
+    return (i & 0x007fffff) - 0x00400000;
+}
+
+static float ra_absmax(const float *x, int n) {
+    float amax = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float a = fabsf(x[j]);
+        amax = a > amax ? a : amax;
+    }
+    return amax;
+}
+
+// As ggml's x86 quantize_row_q8_0/q8_1: d = amax/127, multiplier 127/amax, round half to even.
+static int ra_quant_q8_block(const float *x, int8_t *q, float *d_out) {
+    const float amax = ra_absmax(x, 32);
+    const float d = amax / 127.f;
+    const float id = amax != 0.0f ? 127.f / amax : 0.0f;
+    int sum = 0;
+    for (int j = 0; j < 32; j++) {
+        const int v = (int)nearbyintf(x[j] * id);
+        q[j] = (int8_t)v;
+        sum += v;
+    }
+    *d_out = d;
+    return sum;
+}
+
+static void quantize_q8_0(const float *x, blk_q8_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d;
+        ra_quant_q8_block(x + i * 32, y[i].qs, &d);
+        y[i].d = ra_fp32_to_fp16(d);
+    }
+}
+
+static void quantize_q8_1(const float *x, blk_q8_1 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        float d;
+        const int sum = ra_quant_q8_block(x + i * 32, y[i].qs, &d);
+        y[i].d = ra_fp32_to_fp16(d);
+        y[i].s = ra_fp32_to_fp16(d * (float)sum);
+    }
+}
+
+// As ggml's quantize_row_q8_K_ref.
+static void quantize_q8_k(const float *x, blk_q8_k *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += QK_K) {
+        float amax = 0.0f, max = 0.0f;
+        for (int j = 0; j < QK_K; j++) {
+            const float a = fabsf(x[j]);
+            if (a > amax) { amax = a; max = x[j]; }
+        }
+        if (amax == 0.0f) {
+            y[i].d = 0.0f;
+            memset(y[i].qs, 0, sizeof y[i].qs);
+            memset(y[i].bsums, 0, sizeof y[i].bsums);
+            continue;
+        }
+        const float iscale = -127.f / max;
+        for (int j = 0; j < QK_K; j++) {
+            const int v = ra_nearest_int(iscale * x[j]);
+            y[i].qs[j] = (int8_t)(v < 127 ? v : 127);
+        }
+        for (int g = 0; g < 16; g++) {
+            int s = 0;
+            for (int j = 0; j < 16; j++) s += y[i].qs[g * 16 + j];
+            y[i].bsums[g] = (int16_t)s;
+        }
+        y[i].d = 1.0f / iscale;
+    }
+}
+
+// Signed value of largest magnitude (first one on ties), as ggml's reference quantizers pick it.
+static float ra_signed_absmax(const float *x, int n) {
+    float amax = 0.0f, max = 0.0f;
+    for (int j = 0; j < n; j++) {
+        const float a = fabsf(x[j]);
+        if (a > amax) { amax = a; max = x[j]; }
+    }
+    return max;
+}
+
+static void ra_minmax(const float *x, int n, float *mn, float *mx) {
+    float lo = INFINITY, hi = -INFINITY;
+    for (int j = 0; j < n; j++) {
+        lo = x[j] < lo ? x[j] : lo;
+        hi = x[j] > hi ? x[j] : hi;
+    }
+    *mn = lo;
+    *mx = hi;
+}
+
+static void quantize_q4_0(const float *x, blk_q4_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += 32) {
+        const float d = ra_signed_absmax(x, 32) / -8.f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = ra_fp32_to_fp16(d);
+        for (int j = 0; j < 16; j++) {
+            int a = (int8_t)(x[j] * id + 8.5f), b = (int8_t)(x[j + 16] * id + 8.5f);
+            a = a < 15 ? a : 15;
+            b = b < 15 ? b : 15;
+            y[i].qs[j] = (uint8_t)(a | (b << 4));
+        }
+    }
+}
+
+static void quantize_q4_1(const float *x, blk_q4_1 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += 32) {
+        float mn, mx;
+        ra_minmax(x, 32, &mn, &mx);
+        const float d = (mx - mn) / 15.f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = ra_fp32_to_fp16(d);
+        y[i].m = ra_fp32_to_fp16(mn);
+        for (int j = 0; j < 16; j++) {
+            int a = (int8_t)((x[j] - mn) * id + 0.5f), b = (int8_t)((x[j + 16] - mn) * id + 0.5f);
+            a = a < 15 ? a : 15;
+            b = b < 15 ? b : 15;
+            y[i].qs[j] = (uint8_t)(a | (b << 4));
+        }
+    }
+}
+
+static void quantize_q5_0(const float *x, blk_q5_0 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += 32) {
+        const float d = ra_signed_absmax(x, 32) / -16.f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = ra_fp32_to_fp16(d);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            int a = (int8_t)(x[j] * id + 16.5f), b = (int8_t)(x[j + 16] * id + 16.5f);
+            a = a < 31 ? a : 31;
+            b = b < 31 ? b : 31;
+            y[i].qs[j] = (uint8_t)((a & 15) | ((b & 15) << 4));
+            qh |= (uint32_t)((a >> 4) & 1) << j;
+            qh |= (uint32_t)((b >> 4) & 1) << (j + 16);
+        }
+        for (int k = 0; k < 4; k++) y[i].qh[k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
+static void quantize_q5_1(const float *x, blk_q5_1 *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, x += 32) {
+        float mn, mx;
+        ra_minmax(x, 32, &mn, &mx);
+        const float d = (mx - mn) / 31.f;
+        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        y[i].d = ra_fp32_to_fp16(d);
+        y[i].m = ra_fp32_to_fp16(mn);
+        uint32_t qh = 0;
+        for (int j = 0; j < 16; j++) {
+            const int a = (uint8_t)((x[j] - mn) * id + 0.5f), b = (uint8_t)((x[j + 16] - mn) * id + 0.5f);
+            y[i].qs[j] = (uint8_t)((a & 15) | ((b & 15) << 4));
+            qh |= (uint32_t)((a >> 4) & 1) << j;
+            qh |= (uint32_t)((b >> 4) & 1) << (j + 16);
+        }
+        for (int k = 0; k < 4; k++) y[i].qh[k] = (uint8_t)(qh >> (8 * k));
+    }
+}
+
+int ra_quantize_supported(int type) {
+    switch (type) {
+    case RA_F32: case RA_F16: case RA_BF16: case RA_Q8_0: case RA_Q8_1: case RA_Q8_K:
+    case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+void ra_quantize_row(int type, const float *x, void *dst, int64_t n) {
+    if (!ra_quantize_supported(type) || ra_row_bytes(type, n) < 0) return;
+    const int64_t nb = n / ra_type_block_size(type);
+    switch (type) {
+    case RA_F32: memcpy(dst, x, (size_t)n * 4); break;
+    case RA_F16: { uint16_t *h = dst; for (int64_t i = 0; i < n; i++) h[i] = ra_fp32_to_fp16(x[i]); break; }
+    case RA_BF16: { uint16_t *h = dst; for (int64_t i = 0; i < n; i++) h[i] = ra_fp32_to_bf16(x[i]); break; }
+    case RA_Q8_0: quantize_q8_0(x, dst, nb); break;
+    case RA_Q8_1: quantize_q8_1(x, dst, nb); break;
+    case RA_Q8_K: quantize_q8_k(x, dst, nb); break;
+    case RA_Q4_0: quantize_q4_0(x, dst, nb); break;
+    case RA_Q4_1: quantize_q4_1(x, dst, nb); break;
+    case RA_Q5_0: quantize_q5_0(x, dst, nb); break;
+    case RA_Q5_1: quantize_q5_1(x, dst, nb); break;
+    default: break;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dequantization
+
+static void dequant_q4_0(const blk_q4_0 *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d);
+        for (int j = 0; j < 16; j++) {
+            y[j] = (float)((b[i].qs[j] & 15) - 8) * d;
+            y[j + 16] = (float)((b[i].qs[j] >> 4) - 8) * d;
+        }
+    }
+}
+
+static void dequant_q4_1(const blk_q4_1 *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d), m = ra_h2f(b[i].m);
+        for (int j = 0; j < 16; j++) {
+            y[j] = (float)(b[i].qs[j] & 15) * d + m;
+            y[j + 16] = (float)(b[i].qs[j] >> 4) * d + m;
+        }
+    }
+}
+
+static inline uint32_t ra_load_u32le(const uint8_t *p) {
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+}
+
+static void dequant_q5_0(const blk_q5_0 *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d);
+        const uint32_t qh = ra_load_u32le(b[i].qh);
+        for (int j = 0; j < 16; j++) {
+            const int a = (b[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4);
+            const int c = (b[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
+            y[j] = (float)(a - 16) * d;
+            y[j + 16] = (float)(c - 16) * d;
+        }
+    }
+}
+
+static void dequant_q5_1(const blk_q5_1 *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d), m = ra_h2f(b[i].m);
+        const uint32_t qh = ra_load_u32le(b[i].qh);
+        for (int j = 0; j < 16; j++) {
+            const int a = (b[i].qs[j] & 15) | (int)(((qh >> j) & 1) << 4);
+            const int c = (b[i].qs[j] >> 4) | (int)(((qh >> (j + 16)) & 1) << 4);
+            y[j] = (float)a * d + m;
+            y[j + 16] = (float)c * d + m;
+        }
+    }
+}
+
+static void dequant_q8_0(const blk_q8_0 *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d);
+        for (int j = 0; j < 32; j++) y[j] = (float)b[i].qs[j] * d;
+    }
+}
+
+static void dequant_q8_1(const blk_q8_1 *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d);
+        for (int j = 0; j < 32; j++) y[j] = (float)b[i].qs[j] * d;
+    }
+}
+
+static void dequant_q4_k(const blk_q4_k *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = ra_h2f(b[i].d), dmin = ra_h2f(b[i].dmin);
+        uint8_t sc[8], m[8];
+        ra_unpack_scales_k4(b[i].scales, sc, m);
+        for (int g = 0; g < 4; g++, y += 64) {
+            const uint8_t *q = b[i].qs + 32 * g;
+            const float d1 = d * sc[2 * g], m1 = dmin * m[2 * g];
+            const float d2 = d * sc[2 * g + 1], m2 = dmin * m[2 * g + 1];
+            for (int l = 0; l < 32; l++) y[l] = d1 * (float)(q[l] & 15) - m1;
+            for (int l = 0; l < 32; l++) y[l + 32] = d2 * (float)(q[l] >> 4) - m2;
+        }
+    }
+}
+
+static void dequant_q5_k(const blk_q5_k *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = ra_h2f(b[i].d), dmin = ra_h2f(b[i].dmin);
+        uint8_t sc[8], m[8];
+        ra_unpack_scales_k4(b[i].scales, sc, m);
+        for (int g = 0; g < 4; g++, y += 64) {
+            const uint8_t *q = b[i].qs + 32 * g;
+            const float d1 = d * sc[2 * g], m1 = dmin * m[2 * g];
+            const float d2 = d * sc[2 * g + 1], m2 = dmin * m[2 * g + 1];
+            for (int l = 0; l < 32; l++) {
+                const int hb = (b[i].qh[l] >> (2 * g)) & 1;
+                y[l] = d1 * (float)((q[l] & 15) | (hb << 4)) - m1;
+            }
+            for (int l = 0; l < 32; l++) {
+                const int hb = (b[i].qh[l] >> (2 * g + 1)) & 1;
+                y[l + 32] = d2 * (float)((q[l] >> 4) | (hb << 4)) - m2;
+            }
+        }
+    }
+}
+
+static void dequant_q6_k(const blk_q6_k *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = ra_h2f(b[i].d);
+        for (int h = 0; h < 2; h++, y += 128) {
+            const uint8_t *ql = b[i].ql + 64 * h, *qh = b[i].qh + 32 * h;
+            const int8_t *sc = b[i].scales + 8 * h;
+            for (int l = 0; l < 32; l++) {
+                const int is = l / 16;
+                const int q1 = ((ql[l] & 15) | (((qh[l] >> 0) & 3) << 4)) - 32;
+                const int q2 = ((ql[l + 32] & 15) | (((qh[l] >> 2) & 3) << 4)) - 32;
+                const int q3 = ((ql[l] >> 4) | (((qh[l] >> 4) & 3) << 4)) - 32;
+                const int q4 = ((ql[l + 32] >> 4) | (((qh[l] >> 6) & 3) << 4)) - 32;
+                y[l] = d * (float)sc[is] * (float)q1;
+                y[l + 32] = d * (float)sc[is + 2] * (float)q2;
+                y[l + 64] = d * (float)sc[is + 4] * (float)q3;
+                y[l + 96] = d * (float)sc[is + 6] * (float)q4;
+            }
+        }
+    }
+}
+
+static void dequant_q8_k(const blk_q8_k *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += QK_K)
+        for (int j = 0; j < QK_K; j++) y[j] = b[i].d * (float)b[i].qs[j];
+}
+
+void ra_dequantize_row(int type, const void *src, float *dst, int64_t n) {
+    if (!ra_type_supported(type) || ra_row_bytes(type, n) < 0) return;
+    const int64_t nb = n / ra_type_block_size(type);
+    switch (type) {
+    case RA_F32: memcpy(dst, src, (size_t)n * 4); break;
+    case RA_F16: { const uint16_t *h = src; for (int64_t i = 0; i < n; i++) dst[i] = ra_h2f(h[i]); break; }
+    case RA_BF16: { const uint16_t *h = src; for (int64_t i = 0; i < n; i++) dst[i] = ra_bf2f(h[i]); break; }
+    case RA_Q4_0: dequant_q4_0(src, dst, nb); break;
+    case RA_Q4_1: dequant_q4_1(src, dst, nb); break;
+    case RA_Q5_0: dequant_q5_0(src, dst, nb); break;
+    case RA_Q5_1: dequant_q5_1(src, dst, nb); break;
+    case RA_Q8_0: dequant_q8_0(src, dst, nb); break;
+    case RA_Q8_1: dequant_q8_1(src, dst, nb); break;
+    case RA_Q4_K: dequant_q4_k(src, dst, nb); break;
+    case RA_Q5_K: dequant_q5_k(src, dst, nb); break;
+    case RA_Q6_K: dequant_q6_k(src, dst, nb); break;
+    case RA_Q8_K: dequant_q8_k(src, dst, nb); break;
+    default: break;
+    }
+}

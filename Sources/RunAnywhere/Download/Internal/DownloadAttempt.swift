@@ -1,0 +1,255 @@
+import Foundation
+import Glibc
+
+/// One attempt of a ``FileDownloader``, run on its own thread: open (and lock) the partial, decide
+/// where to resume, transfer, verify, move into place.
+struct DownloadAttempt {
+    let request: FileDownloadRequest
+    let policy: DownloadPolicy
+    let tracker: ProgressTracker
+    let retryAttempt: Int
+    let cancellation: CancellationFlag
+    let onVerify: @Sendable () -> Void
+
+    private var name: String { request.destination.lastPathComponent }
+
+    func run() throws -> FileDownloadResult {
+        let fm = FileManager.default
+        let partial = request.partialURL
+        for folder in [partial.deletingLastPathComponent(), request.destination.deletingLastPathComponent()] {
+            do { try fm.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
+                throw RunAnywhereError(.storageFailure, "Cannot create \(folder.path): \(error.localizedDescription)")
+            }
+        }
+        let fd = open(partial.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw posixFailure("open", partial.path) }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
+            throw TransferError.permanent(RunAnywhereError(.downloadFailed,
+                "\(name) is already being downloaded into \(partial.path) by another task or process."))
+        }
+
+        // Where to start: the journal's flushed byte count, if the journal describes this download.
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw posixFailure("stat", partial.path) }
+        var journal = DownloadJournal.load(from: request.journalURL)
+        if let j = journal, j.url != request.url.absoluteString || j.resumeValidator == nil
+            || (request.expectedSHA256 != nil && j.expectedSHA256 != nil && j.expectedSHA256 != request.expectedSHA256)
+            || j.bytesWritten > Int64(info.st_size) {
+            journal = nil
+        }
+        let offset = journal?.bytesWritten ?? 0
+        if Int64(info.st_size) != offset, ftruncate(fd, off_t(offset)) != 0 { throw posixFailure("truncate", partial.path) }
+        if journal == nil { try? FileManager.default.removeItem(at: request.journalURL) }
+
+        if let total = journal?.totalBytes ?? request.expectedSize {
+            try checkDiskSpace(needed: total - offset)
+        }
+        let hasher = try SHA256Hasher.hashing(prefix: offset, ofFileAt: partial.path, cancellation: cancellation)
+        guard lseek(fd, off_t(offset), SEEK_SET) == offset else { throw posixFailure("seek", partial.path) }
+        tracker.update(bytesDone: offset, bytesTotal: journal?.totalBytes ?? request.expectedSize)
+
+        let sink = PartialFileSink(attempt: self, fd: fd, offset: offset, journal: journal, hasher: hasher)
+        let transfer = HTTPRequest(url: request.url, headers: request.headers, authorization: request.authorization,
+                                   rangeStart: offset > 0 ? offset : nil, ifRange: journal?.resumeValidator)
+        do {
+            _ = try CurlTransfer.perform(transfer, options: policy.transfer, sink: sink, cancellation: cancellation)
+        } catch {
+            sink.checkpoint()
+            throw error
+        }
+        return try finish(sink, fd: fd)
+    }
+
+    private func finish(_ sink: PartialFileSink, fd: Int32) throws -> FileDownloadResult {
+        if sink.gotRangeNotSatisfiable {
+            // 416: fine only if we already hold the whole file of the same version.
+            guard let total = sink.total, sink.written == total, sink.journal != nil else {
+                discard()
+                throw RestartDownload(reason: "the server could not serve the rest of \(name) (HTTP 416) and the partial bytes were dropped.")
+            }
+        }
+        if let total = sink.total, sink.written != total {
+            sink.checkpoint()
+            throw TransferError.transient(reason: "\(request.url.absoluteString) ended after \(sink.written) of \(total) bytes.", retryAfter: nil)
+        }
+        if let expected = request.expectedSize, sink.written != expected {
+            discard()
+            throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
+                "\(name) arrived with \(sink.written) bytes, but \(expected) were expected. The bad bytes were deleted."))
+        }
+        onVerify()
+        guard fsync(fd) == 0 else { throw posixFailure("flush", request.partialURL.path) }
+        let digest = sink.hasher.hexDigest()
+        if let expected = sink.expectedSHA256, digest != expected {
+            discard()
+            throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
+                "\(name) from \(request.url.absoluteString) has SHA-256 \(digest), but \(expected) was expected. The bad bytes were deleted; download again."))
+        }
+        try moveIntoPlace()
+        try? FileManager.default.removeItem(at: request.journalURL)
+        tracker.update(bytesDone: sink.written, bytesTotal: sink.written)
+        return FileDownloadResult(fileURL: request.destination, size: sink.written, sha256: digest,
+                                  isChecksumVerified: sink.expectedSHA256 != nil, resumedFrom: sink.startOffset, retries: retryAttempt)
+    }
+
+    private func moveIntoPlace() throws {
+        let from = request.partialURL.path, to = request.destination.path
+        if rename(from, to) != 0 {
+            guard errno == EXDEV else { throw posixFailure("move into place", to) }
+            // Different volumes: copy beside the destination, flush, then rename there.
+            let staging = to + ".incoming"
+            do {
+                try? FileManager.default.removeItem(atPath: staging)
+                try FileManager.default.copyItem(atPath: from, toPath: staging)
+            } catch {
+                throw RunAnywhereError(.storageFailure, "Cannot copy \(name) into \(to): \(error.localizedDescription)")
+            }
+            let copy = open(staging, O_RDONLY | O_CLOEXEC)
+            if copy >= 0 { _ = fsync(copy); close(copy) }
+            guard rename(staging, to) == 0 else { throw posixFailure("move into place", to) }
+            try? FileManager.default.removeItem(atPath: from)
+        }
+        let folder = open(request.destination.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if folder >= 0 { _ = fsync(folder); close(folder) }
+    }
+
+    func discard() {
+        FileDownloader.discardPartial(request)
+    }
+
+    func checkDiskSpace(needed: Int64) throws {
+        guard needed > 0 else { return }
+        let folder = request.partialURL.deletingLastPathComponent().path
+        let free = try policy.freeSpace(folder)
+        if needed + policy.diskMargin > free {
+            throw TransferError.permanent(.insufficientStorage(needed: needed + policy.diskMargin, available: free, path: folder))
+        }
+    }
+
+    func posixFailure(_ what: String, _ path: String) -> RunAnywhereError {
+        RunAnywhereError(.storageFailure, "Cannot \(what) \(path): \(String(cString: strerror(errno))).")
+    }
+}
+
+/// Receives the response of one attempt into the partial file.
+final class PartialFileSink: TransferSink {
+    let attempt: DownloadAttempt
+    let fd: Int32
+    var journal: DownloadJournal?
+    var hasher: SHA256Hasher
+    var written: Int64
+    var total: Int64?
+    var expectedSHA256: String?
+    var gotRangeNotSatisfiable = false
+    /// Where the bytes of this response started (0 when the server sent the whole file).
+    var startOffset: Int64
+    private var flushedAt: Int64
+    private var request: FileDownloadRequest { attempt.request }
+
+    init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?, hasher: SHA256Hasher) {
+        self.attempt = attempt
+        self.fd = fd
+        self.journal = journal
+        self.hasher = hasher
+        written = offset
+        flushedAt = offset
+        startOffset = offset
+        total = journal?.totalBytes ?? attempt.request.expectedSize
+        expectedSHA256 = attempt.request.expectedSHA256
+    }
+
+    func receive(head: HTTPResponseHead) throws -> Bool {
+        let name = request.destination.lastPathComponent
+        switch head.status {
+        case 206:
+            guard let range = head.contentRange, range.start == written else {
+                attempt.discard()
+                throw RestartDownload(reason: "the server answered a resume of \(name) with an unexpected range (\(head.header("content-range") ?? "none")).")
+            }
+            if let old = journal?.resumeValidator, let new = head.resumeValidator, old != new {
+                attempt.discard()
+                throw RestartDownload(reason: "\(name) changed on the server while resuming.")
+            }
+            if let t = range.total { total = t } else if let length = head.contentLength { total = written + length }
+        case 200:
+            if written > 0 {
+                // The server ignored the range or the file changed (If-Range): start over.
+                guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+                    throw attempt.posixFailure("truncate", request.partialURL.path)
+                }
+                hasher = try SHA256Hasher()
+                written = 0
+                flushedAt = 0
+                startOffset = 0
+            }
+            total = head.contentLength ?? head.linkedSize ?? request.expectedSize
+        case 416:
+            gotRangeNotSatisfiable = true
+            if let t = head.contentRange?.total { total = t }
+            return false
+        default:
+            throw TransferError.permanent(RunAnywhereError(.downloadFailed,
+                "\(head.url.absoluteString) answered HTTP \(head.status) with no file."))
+        }
+        if let expected = request.expectedSize, let total, expected != total {
+            attempt.discard()
+            throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
+                "The server offers \(total) bytes for \(name), but \(expected) were expected. The file on the server differs from the one registered."))
+        }
+        if let linked = head.linkedSHA256 {
+            if let expected = expectedSHA256, expected != linked {
+                attempt.discard()
+                throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
+                    "The server announces SHA-256 \(linked) for \(name), but \(expected) was expected. The file on the server differs from the one registered."))
+            }
+            expectedSHA256 = linked
+        }
+        if let total { try attempt.checkDiskSpace(needed: total - written) }
+        journal = DownloadJournal(url: request.url.absoluteString, etag: head.etag, lastModified: head.lastModified,
+                                  totalBytes: total, bytesWritten: written, expectedSHA256: expectedSHA256)
+        try journal?.save(to: request.journalURL)
+        attempt.tracker.update(bytesDone: written, bytesTotal: total)
+        return true
+    }
+
+    func receive(body: UnsafeRawBufferPointer) throws {
+        if let total, written + Int64(body.count) > total {
+            attempt.discard()
+            throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
+                "\(request.url.absoluteString) sent more than the \(total) bytes it announced. The bad bytes were deleted."))
+        }
+        var offset = 0
+        while offset < body.count {
+            guard let base = body.baseAddress else { return }
+            let n = Glibc.write(fd, base + offset, body.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == ENOSPC || errno == EDQUOT {
+                    let folder = request.partialURL.deletingLastPathComponent().path
+                    let free = (try? attempt.policy.freeSpace(folder)) ?? 0
+                    throw TransferError.permanent(.insufficientStorage(
+                        needed: (total ?? written + Int64(body.count)) - written, available: free, path: folder))
+                }
+                throw attempt.posixFailure("write", request.partialURL.path)
+            }
+            offset += n
+        }
+        hasher.update(body)
+        written += Int64(body.count)
+        if written - flushedAt >= attempt.policy.checkpointBytes { checkpoint() }
+        attempt.tracker.update(bytesDone: written, bytesTotal: total)
+    }
+
+    /// Flushes the bytes written so far and records them in the journal, so a later attempt resumes there.
+    func checkpoint() {
+        guard var journal, FileManager.default.fileExists(atPath: request.partialURL.path) else { return }
+        guard fdatasync(fd) == 0 else { return }
+        journal.bytesWritten = written
+        journal.totalBytes = total
+        if (try? journal.save(to: request.journalURL)) != nil {
+            self.journal = journal
+            flushedAt = written
+        }
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Glibc
+
+/// The small JSON file beside a `.partial` that says what the partial bytes are, so a later run can
+/// resume them. Holds no secrets: no tokens, no headers, only the URL the caller asked for.
+package struct DownloadJournal: Codable, Sendable, Hashable {
+    /// Format version of this file.
+    package var version = 1
+    /// The URL requested (before redirects).
+    package var url: String
+    /// The ETag of the response the partial bytes came from.
+    package var etag: String?
+    /// The Last-Modified of that response.
+    package var lastModified: String?
+    /// The full size of the file, when known.
+    package var totalBytes: Int64?
+    /// The bytes of the partial known to be written (flushed) from that response.
+    package var bytesWritten: Int64
+    /// The SHA-256 the finished file must have, when known.
+    package var expectedSHA256: String?
+
+    /// The validator to send as `If-Range`: a strong ETag, else Last-Modified.
+    package var resumeValidator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    package static func load(from url: URL) -> DownloadJournal? {
+        guard let data = try? Data(contentsOf: url), data.count < 64 * 1024 else { return nil }
+        return try? JSONDecoder().decode(DownloadJournal.self, from: data)
+    }
+
+    package func save(to url: URL) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        do {
+            try encoder.encode(self).write(to: url, options: .atomic)
+        } catch {
+            throw RunAnywhereError(.storageFailure, "Cannot write the download journal \(url.path): \(error.localizedDescription)")
+        }
+    }
+}
+
+/// Free bytes available to this user on the volume holding a path (`statvfs` `f_bavail`).
+package func availableDiskBytes(at path: String) throws -> Int64 {
+    var info = statvfs()
+    var probe = path
+    // The path may not exist yet: ask about its nearest existing ancestor.
+    while statvfs(probe, &info) != 0 {
+        let parent = (probe as NSString).deletingLastPathComponent
+        guard errno == ENOENT, !parent.isEmpty, parent != probe else {
+            throw RunAnywhereError(.storageFailure, "Cannot read the free space of \(path): \(String(cString: strerror(errno))).")
+        }
+        probe = parent
+    }
+    return Int64(info.f_bavail) * Int64(info.f_frsize)
+}

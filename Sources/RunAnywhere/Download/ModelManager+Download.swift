@@ -1,0 +1,34 @@
+import Foundation
+
+extension ModelManager {
+    /// Downloads a model's files, verifies them and registers the model as downloaded.
+    ///
+    /// Returns at once; the stream carries `started`, `progress`…, `verifying`, (`extracting`) and
+    /// `completed`, or ends by throwing a ``RunAnywhereError``. Interrupted downloads resume from the bytes
+    /// already on disk. Two calls for one model share one transfer. Cancelling the consuming task (or
+    /// dropping every stream) stops the transfer and keeps the partial bytes for later.
+    ///
+    /// ```swift
+    /// for try await event in try await RunAnywhere.models.download(id: "qwen3-0.6b") {
+    ///     if case .progress(let p) = event { print(p.percent ?? 0) }
+    /// }
+    /// ```
+    /// - Throws: `.modelNotFound` for an unknown id, `.invalidConfiguration` for an id that cannot exist.
+    public func download(id: String) async throws -> AsyncThrowingStream<DownloadEvent, any Error> {
+        let model = try await require(id)
+        if model.isDownloaded {
+            return AsyncThrowingStream { continuation in
+                continuation.yield(.completed(model))
+                continuation.finish()
+            }
+        }
+        return downloads.download(model)
+    }
+
+    /// True when bytes of an interrupted download of this model are on disk and a new `download(id:)`
+    /// would continue from them (also after the process restarted).
+    public func isResumable(id: String) async -> Bool {
+        guard let model = await get(id: id), !model.isDownloaded else { return false }
+        return downloads.isResumable(model)
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+import Synchronization
+
+/// `RunAnywhere.llm`: text generation with language models.
+///
+/// ```swift
+/// let result = try await RunAnywhere.llm.generate(prompt: "Hello", options: LlmOptions(model: "qwen3-0.6b"))
+/// print(result.text, result.tokensPerSecond)
+/// ```
+public final class LLMService: Sendable {
+    let models: ModelManager
+
+    init(models: ModelManager) {
+        self.models = models
+    }
+
+    /// Generates text for a prompt, loading (and first downloading) `options.model` when needed.
+    ///
+    /// With no model named, the most recently used resident language model serves the call.
+    /// The model's chat template is applied unless `options.rawPrompt`. Calls on one model run one at a time.
+    /// - Throws: `.modelNotLoaded` when no model is named and none is resident; the errors of
+    ///   `models.download(id:)` and `models.load(id:options:)`; `.invalidConfiguration` for bad options;
+    ///   `.cancelled` when the calling task is cancelled before anything was produced.
+    public func generate(prompt: String, options: LlmOptions = LlmOptions()) async throws -> GenerationResult {
+        var final: GenerationResult?
+        for try await event in generateStream(prompt: prompt, options: options) {
+            if case .completed(let r) = event { final = r }
+        }
+        guard let final else {
+            throw RunAnywhereError(.generationFailed, "Generation ended without a result.", modelId: options.model)
+        }
+        return final
+    }
+
+    /// Like ``generate(prompt:options:)``, streaming text as it is produced and ending with `.completed`.
+    /// Cancelling the consuming task (or dropping the stream) stops generation between two tokens.
+    public func generateStream(prompt: String, options: LlmOptions = LlmOptions()) -> AsyncThrowingStream<GenerationEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream<GenerationEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
+        let task = Task {
+            do {
+                try await self.run(prompt: prompt, options: options, continuation: continuation)
+                continuation.finish()
+            } catch is CancellationError {
+                continuation.finish(throwing: RunAnywhereError.cancelled("Generation", modelId: options.model))
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+
+    private func run(prompt: String, options: LlmOptions, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
+        try options.validate()
+        let start = monotonicSeconds()
+        let id = try await resolveModel(options)
+        try Task.checkCancellation()
+        guard let lease = await models.residency.beginLease(id) else {
+            throw RunAnywhereError(.modelNotLoaded, "Model '\(id)' was unloaded before generation could start.", modelId: id)
+        }
+        await lease.lock.acquire()
+        let handle = lease.handle
+        defer {
+            Task {
+                await lease.lock.release()
+                await self.models.residency.endLease(id, handle: handle)
+            }
+        }
+        let firstToken = Mutex<Double?>(nil)
+        let text = Mutex<String>("")
+        let request = BackendGenerationRequest(prompt: prompt, options: options)
+        let stats = try await BlockingWork.run(name: "runanywhere-generate") { flag in
+            try handle.generate(request, onText: { piece in
+                firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
+                text.withLock { $0 += piece }
+                continuation.yield(.text(piece))
+            }, shouldContinue: { !flag.isCancelled })
+        }
+        let ttft = (firstToken.withLock { $0 } ?? monotonicSeconds()) - start
+        let result = GenerationResult(
+            text: text.withLock { $0 }, modelId: id, backend: lease.info.backend,
+            promptTokens: stats.promptTokens, outputTokens: stats.outputTokens,
+            timeToFirstTokenSeconds: ttft,
+            promptTokensPerSecond: stats.promptSeconds > 0 ? Double(stats.promptTokens) / stats.promptSeconds : 0,
+            tokensPerSecond: stats.decodeSeconds > 0 ? Double(max(0, stats.outputTokens - 1)) / stats.decodeSeconds : 0,
+            finishReason: stats.finishReason)
+        continuation.yield(.completed(result))
+    }
+
+    /// The model this call uses, loaded: the one named (downloaded and loaded on demand) or the resident one.
+    private func resolveModel(_ options: LlmOptions) async throws -> String {
+        guard let id = options.model else {
+            if let resident = await models.residency.mostRecent(category: .language) { return resident }
+            throw RunAnywhereError(.modelNotLoaded, "No language model is loaded. Name one in LlmOptions(model:) or load one with models.load(id:).")
+        }
+        var model = try await models.require(id)
+        guard model.category == .language || model.category == .vision else {
+            throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a language model.", modelId: id)
+        }
+        if !model.isDownloaded {
+            model = try await models.downloadToCompletion(id: id)
+        }
+        let loadOptions = options.loadOptions ?? LoadOptions()
+        if await models.residency.isResident(id), options.loadOptions == nil {
+            return id
+        }
+        _ = try await models.residency.load(model, options: loadOptions, evictIfNeeded: true)
+        return id
+    }
+}
+
+extension ModelManager {
+    /// Downloads a model and waits for its verified files; progress is visible to anyone else
+    /// downloading the same id (the transfer is shared).
+    func downloadToCompletion(id: String) async throws -> ModelInfo {
+        for try await event in try await download(id: id) {
+            if case .completed(let model) = event { return model }
+        }
+        throw RunAnywhereError(.downloadFailed, "The download of '\(id)' ended without completing.", modelId: id)
+    }
+}

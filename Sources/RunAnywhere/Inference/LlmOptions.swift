@@ -1,0 +1,129 @@
+import Foundation
+
+/// Options of one generation call. Every field has a default; `model` names what to use.
+public struct LlmOptions: Sendable, Hashable, Codable {
+    /// The model to use. Loaded on demand, and downloaded first when it is not on disk.
+    /// With nil, the most recently used resident language model serves the call.
+    public var model: String?
+    /// At most this many new tokens.
+    public var maxTokens: Int
+    /// Sampling temperature; 0 is greedy (always the most likely token).
+    public var temperature: Double
+    /// Nucleus sampling: keep the smallest set of tokens whose probability sums to this.
+    public var topP: Double
+    /// Keep only the k most likely tokens (0 = no limit).
+    public var topK: Int
+    /// Drop tokens less likely than this fraction of the most likely one (0 = off).
+    public var minP: Double
+    /// Penalise tokens already present in the recent context (1 = off).
+    public var repetitionPenalty: Double
+    /// The same seed with the same inputs gives the same text; nil picks a random seed.
+    public var seed: UInt64?
+    /// Stop when the text contains any of these (the stop text itself is not returned).
+    public var stopSequences: [String]
+    /// A system prompt, rendered through the model's chat template.
+    public var systemPrompt: String?
+    /// Earlier turns of a conversation, oldest first, rendered before the prompt by the chat template.
+    public var history: [ChatTurn]
+    /// Send the prompt as written, without the model's chat template.
+    public var rawPrompt: Bool
+    /// How to load the model if the call loads it.
+    public var loadOptions: LoadOptions?
+
+    /// Creates generation options.
+    public init(model: String? = nil, maxTokens: Int = 256, temperature: Double = 0.7, topP: Double = 0.95, topK: Int = 40,
+                minP: Double = 0.05, repetitionPenalty: Double = 1.1, seed: UInt64? = nil, stopSequences: [String] = [],
+                systemPrompt: String? = nil, history: [ChatTurn] = [], rawPrompt: Bool = false, loadOptions: LoadOptions? = nil) {
+        self.model = model
+        self.maxTokens = maxTokens
+        self.temperature = temperature
+        self.topP = topP
+        self.topK = topK
+        self.minP = minP
+        self.repetitionPenalty = repetitionPenalty
+        self.seed = seed
+        self.stopSequences = stopSequences
+        self.systemPrompt = systemPrompt
+        self.history = history
+        self.rawPrompt = rawPrompt
+        self.loadOptions = loadOptions
+    }
+
+    /// Throws `.invalidConfiguration` naming the first value out of range.
+    func validate() throws {
+        func bad(_ what: String) -> RunAnywhereError { RunAnywhereError(.invalidConfiguration, "LlmOptions.\(what)") }
+        guard maxTokens >= 1 else { throw bad("maxTokens must be at least 1 (got \(maxTokens))") }
+        guard temperature >= 0, temperature.isFinite else { throw bad("temperature must be ≥ 0 (got \(temperature))") }
+        guard topP > 0, topP <= 1 else { throw bad("topP must be in (0, 1] (got \(topP))") }
+        guard topK >= 0 else { throw bad("topK must be ≥ 0 (got \(topK))") }
+        guard minP >= 0, minP < 1 else { throw bad("minP must be in [0, 1) (got \(minP))") }
+        guard repetitionPenalty > 0, repetitionPenalty.isFinite else { throw bad("repetitionPenalty must be > 0 (got \(repetitionPenalty))") }
+        guard !stopSequences.contains("") else { throw bad("stopSequences must not contain an empty string") }
+    }
+}
+
+/// One earlier turn of a conversation.
+public struct ChatTurn: Sendable, Hashable, Codable {
+    /// Who spoke.
+    public enum Role: String, Sendable, Hashable, Codable {
+        /// The person.
+        case user
+        /// The model.
+        case assistant
+    }
+
+    /// Who spoke.
+    public var role: Role
+    /// What was said.
+    public var content: String
+
+    /// Creates a turn.
+    public init(role: Role, content: String) {
+        self.role = role
+        self.content = content
+    }
+}
+
+/// Why generation stopped.
+public enum FinishReason: String, Sendable, Hashable, Codable {
+    /// `maxTokens` were produced.
+    case maxTokens
+    /// The model produced its end-of-generation token.
+    case endOfGeneration
+    /// A stop sequence appeared.
+    case stopSequence
+    /// The calling task was cancelled.
+    case cancelled
+    /// The context window is full.
+    case contextFull
+}
+
+/// The outcome of a generation call.
+public struct GenerationResult: Sendable, Hashable, Codable {
+    /// The generated text (without the prompt, without a stop sequence).
+    public var text: String
+    /// The model that produced it.
+    public var modelId: String
+    /// The backend that ran it.
+    public var backend: BackendID
+    /// Tokens in the prompt (after the chat template).
+    public var promptTokens: Int
+    /// Tokens generated.
+    public var outputTokens: Int
+    /// Seconds from the call to the first generated token (includes loading when the call loaded the model).
+    public var timeToFirstTokenSeconds: Double
+    /// Prompt processing speed, tokens per second.
+    public var promptTokensPerSecond: Double
+    /// Generation speed after the first token, tokens per second.
+    public var tokensPerSecond: Double
+    /// Why it stopped.
+    public var finishReason: FinishReason
+}
+
+/// What `generateStream` yields: text as it is produced, then the result.
+public enum GenerationEvent: Sendable, Hashable {
+    /// More text (whole UTF-8 characters only).
+    case text(String)
+    /// Generation ended.
+    case completed(GenerationResult)
+}

@@ -1,0 +1,121 @@
+import Foundation
+import RunAnywhereGGUF
+
+/// RunAnywhere's own GGUF engine as a backend: serves `.llamaCpp` (GGUF) language models of the
+/// llama, qwen2 and qwen3 architectures on the CPU.
+struct NativeBackend: InferenceBackend {
+    let id = BackendID.native
+    static let architectures: Set<String> = ["llama", "qwen2", "qwen3"]
+
+    func cannotServe(_ model: ModelInfo) -> String? {
+        guard model.framework == .llamaCpp else { return "it runs GGUF (llamaCpp) models, not \(model.framework.rawValue)" }
+        guard model.format == .gguf else { return "the model file is \(model.format.rawValue), not GGUF" }
+        guard model.category == .language else {
+            return "\(model.category.rawValue) models need more than a text decoder, which is all it has so far"
+        }
+        if let arch = model.architecture, !Self.architectures.contains(arch) {
+            return "architecture '\(arch)' is not supported (supported: \(Self.architectures.sorted().joined(separator: ", ")))"
+        }
+        return nil
+    }
+
+    func estimate(_ model: ModelInfo, contextLength: Int?) throws -> BackendMemoryEstimate {
+        let path = try primaryFile(model)
+        let (_, d) = try GGUFInspector.describe(path, modelId: model.id)
+        let context = contextLength ?? min(d.contextLength, GGUFInspector.defaultContextLength)
+        let e = GGUFInspector.estimate(d, contextLength: context)
+        return BackendMemoryEstimate(totalBytes: Int64(e.totalBytes), weightsBytes: Int64(e.weightsBytes),
+                                     workingBytes: Int64(e.kvCacheBytes + e.scratchBytes), contextLength: context,
+                                     maximumContextLength: d.contextLength)
+    }
+
+    func load(_ request: BackendLoadRequest) throws -> any BackendModel {
+        let path = try primaryFile(request.model)
+        do {
+            let model = try GGUFModel(path: path.path)
+            let context = try GGUFContext(model: model, contextLength: request.contextLength, threads: request.threads)
+            return NativeModel(model: model, context: context, modelId: request.model.id)
+        } catch let error as GGUFError {
+            throw error.runAnywhereError(modelId: request.model.id, path: path)
+        }
+    }
+
+    private func primaryFile(_ model: ModelInfo) throws -> URL {
+        guard let path = model.primaryFilePath else {
+            throw RunAnywhereError(.modelNotDownloaded, "Model '\(model.id)' is not on disk.", modelId: model.id)
+        }
+        return path
+    }
+}
+
+/// A model loaded in the native engine: weights mapped, one KV cache and thread pool.
+final class NativeModel: BackendModel, @unchecked Sendable {
+    let model: GGUFModel
+    let context: GGUFContext
+    let modelId: String
+    let template: PromptTemplate?
+
+    init(model: GGUFModel, context: GGUFContext, modelId: String) {
+        self.model = model
+        self.context = context
+        self.modelId = modelId
+        template = nil
+    }
+
+    var memoryBytes: Int64 { Int64(context.memoryBytes) + Int64(model.description.tensorBytes) }
+
+    /// The prompt as the model expects it: through its chat template unless raw, or when it has none.
+    func renderPrompt(_ request: BackendGenerationRequest) -> String {
+        guard !request.options.rawPrompt, let template else {
+            if let system = request.options.systemPrompt, !request.options.rawPrompt { return system + "\n\n" + request.prompt }
+            return request.prompt
+        }
+        var messages: [(role: String, content: String)] = []
+        if let system = request.options.systemPrompt { messages.append((role: "system", content: system)) }
+        for turn in request.options.history { messages.append((role: turn.role.rawValue, content: turn.content)) }
+        messages.append((role: "user", content: request.prompt))
+        return template.render(messages, addGenerationPrompt: true)
+    }
+
+    func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
+        let text = renderPrompt(request)
+        let tokens = model.tokenizer.encode(text, addSpecial: true, parseSpecial: template != nil && !request.options.rawPrompt)
+        guard !tokens.isEmpty else {
+            throw RunAnywhereError(.invalidConfiguration, "The prompt is empty after tokenization.", modelId: modelId)
+        }
+        guard tokens.count < context.contextLength else {
+            throw RunAnywhereError(.invalidConfiguration, "The prompt is \(tokens.count) tokens, more than the context window of \(context.contextLength). Load the model with a larger LoadOptions.contextLength or shorten the prompt.", modelId: modelId)
+        }
+        let o = request.options
+        let sampling = SamplingParameters(temperature: Float(o.temperature), topK: o.topK, topP: Float(o.topP), minP: Float(o.minP),
+                                          repetitionPenalty: Float(o.repetitionPenalty), seed: o.seed)
+        do {
+            let stats = try context.generate(prompt: tokens, sampling: sampling, maxTokens: o.maxTokens, stop: o.stopSequences,
+                                             shouldContinue: shouldContinue, onText: onText)
+            return BackendGenerationStats(promptTokens: stats.promptTokens, outputTokens: stats.generatedTokens,
+                                          promptSeconds: stats.promptSeconds, decodeSeconds: stats.decodeSeconds,
+                                          finishReason: FinishReason(stats.finishReason))
+        } catch let error as GGUFError {
+            throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' failed: \(error.message).", modelId: modelId)
+        }
+    }
+}
+
+/// Placeholder until the engine's chat templates land.
+struct PromptTemplate {
+    func render(_ messages: [(role: String, content: String)], addGenerationPrompt: Bool) -> String {
+        messages.map(\.content).joined(separator: "\n")
+    }
+}
+
+extension FinishReason {
+    init(_ engine: RunAnywhereGGUF.FinishReason) {
+        switch engine {
+        case .maxTokens: self = .maxTokens
+        case .endOfGeneration: self = .endOfGeneration
+        case .stopSequence: self = .stopSequence
+        case .cancelled: self = .cancelled
+        case .contextFull: self = .contextFull
+        }
+    }
+}

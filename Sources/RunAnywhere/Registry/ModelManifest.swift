@@ -1,0 +1,143 @@
+import Foundation
+import Glibc
+
+/// What the registry persists for one model, beside its files.
+///
+/// Holds no secrets and no absolute paths, so a storage root can be moved or copied.
+struct ModelManifest: Codable, Sendable, Hashable {
+    /// One verified file of a downloaded model.
+    struct FileRecord: Codable, Sendable, Hashable {
+        /// Path relative to the model folder.
+        var relativePath: String
+        /// Size in bytes.
+        var sizeBytes: Int64
+        /// SHA-256 when it was verified or computed.
+        var sha256: String?
+    }
+
+    static let currentSchema = 1
+
+    var schemaVersion: Int = currentSchema
+    var model: ModelInfo
+    var files: [FileRecord]
+    var downloadedAt: Date?
+
+    init(model: ModelInfo, files: [FileRecord] = [], downloadedAt: Date? = nil) {
+        var stored = model
+        stored.localPath = nil
+        stored.primaryFilePath = nil
+        self.model = stored
+        self.files = files
+        self.downloadedAt = downloadedAt
+    }
+
+    static func decode(from data: Data) throws -> ModelManifest {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        let manifest = try decoder.decode(ModelManifest.self, from: data)
+        guard manifest.schemaVersion <= currentSchema else {
+            throw RunAnywhereError(.invalidConfiguration, "manifest schema \(manifest.schemaVersion) is newer than this SDK understands (\(currentSchema))")
+        }
+        return manifest
+    }
+
+    func encoded() throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.dateEncodingStrategy = .iso8601
+        return try encoder.encode(self)
+    }
+}
+
+/// File helpers shared by the registry and the downloader.
+enum FileSystem {
+    /// Writes `data` to `url` atomically: a temp file in the same folder, fsync, rename, fsync of the folder.
+    static func writeAtomically(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
+        let dir = url.deletingLastPathComponent()
+        try createDirectory(dir)
+        let tmp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp")
+        let fd = open(tmp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw storageError("create \(tmp.path)") }
+        var ok = false
+        defer {
+            if !ok { unlink(tmp.path) }
+        }
+        do {
+            try data.withUnsafeBytes { raw in
+                var offset = 0
+                while offset < raw.count {
+                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                    if n < 0 {
+                        if errno == EINTR { continue }
+                        throw storageError("write \(url.path)")
+                    }
+                    offset += n
+                }
+            }
+            guard fsync(fd) == 0 else { throw storageError("fsync \(url.path)") }
+        } catch {
+            close(fd)
+            throw error
+        }
+        close(fd)
+        guard rename(tmp.path, url.path) == 0 else { throw storageError("rename into \(url.path)") }
+        ok = true
+        syncDirectory(dir)
+    }
+
+    /// fsync of a directory, so a rename inside it survives a crash.
+    static func syncDirectory(_ dir: URL) {
+        let fd = open(dir.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
+    }
+
+    static func createDirectory(_ url: URL) throws {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw RunAnywhereError(.storageFailure, "Cannot create folder \(url.path): \(error.localizedDescription)")
+        }
+    }
+
+    /// The error for a failed system call, from `errno`; ENOSPC and EDQUOT become `.insufficientStorage`.
+    static func storageError(_ what: String, errorNumber: Int32 = errno) -> RunAnywhereError {
+        let reason = String(cString: strerror(errorNumber))
+        if errorNumber == ENOSPC || errorNumber == EDQUOT {
+            return RunAnywhereError(.insufficientStorage, "Disk full while trying to \(what): \(reason). Free some space and try again.")
+        }
+        return RunAnywhereError(.storageFailure, "Could not \(what): \(reason).")
+    }
+
+    /// Size of a regular file, or nil when it is absent or not a regular file.
+    static func fileSize(_ url: URL) -> Int64? {
+        var st = stat()
+        guard stat(url.path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        return Int64(st.st_size)
+    }
+
+    /// Free bytes for an unprivileged user on the volume holding `url` (or its nearest existing parent).
+    static func freeBytes(at url: URL) -> Int64? {
+        var probe = url
+        while !FileManager.default.fileExists(atPath: probe.path), probe.path != "/" {
+            probe = probe.deletingLastPathComponent()
+        }
+        var s = statvfs()
+        guard statvfs(probe.path, &s) == 0 else { return nil }
+        return Int64(s.f_bavail) * Int64(s.f_frsize)
+    }
+
+    /// Total size of the regular files below a folder.
+    static func directorySize(_ url: URL) -> Int64 {
+        guard let e = FileManager.default.enumerator(at: url, includingPropertiesForKeys: [.fileSizeKey, .isRegularFileKey]) else { return 0 }
+        var total: Int64 = 0
+        for case let f as URL in e {
+            if let v = try? f.resourceValues(forKeys: [.fileSizeKey, .isRegularFileKey]), v.isRegularFile == true {
+                total += Int64(v.fileSize ?? 0)
+            }
+        }
+        return total
+    }
+}

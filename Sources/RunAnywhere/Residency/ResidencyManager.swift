@@ -1,0 +1,247 @@
+import Foundation
+
+/// What is loaded in memory, and the rules for loading and unloading.
+///
+/// Concurrent loads of one model share one load; a failed load leaves the previous state intact;
+/// a model that is generating is never evicted (explicit unloads take effect when its call ends,
+/// because the call holds the last reference).
+actor ResidencyManager {
+    struct Resident {
+        var info: LoadedModel
+        let handle: any BackendModel
+        let key: LoadKey
+        let lock: AsyncSerialLock
+        var activeCalls: Int
+    }
+
+    /// What makes two loads of one model the same load.
+    struct LoadKey: Hashable {
+        var backend: BackendID
+        var contextLength: Int
+        var threads: Int
+    }
+
+    private var backends: [BackendID: any InferenceBackend] = [:]
+    private var backendOrder: [BackendID] = []
+    private var residents: [String: Resident] = [:]
+    private var loading: [String: (key: LoadKey, task: Task<LoadedModel, any Error>)] = [:]
+    private let memoryBudget: Int64?
+    private let maxResident: Int?
+    /// Where available memory comes from (replaceable in tests).
+    private let availableMemory: @Sendable () -> Int64?
+
+    init(backends: [any InferenceBackend], memoryBudget: Int64?, maxResident: Int?,
+         availableMemory: @escaping @Sendable () -> Int64? = SystemMemory.loadableBytes) {
+        self.memoryBudget = memoryBudget
+        self.maxResident = maxResident
+        self.availableMemory = availableMemory
+        for b in backends where self.backends[b.id] == nil {
+            self.backends[b.id] = b
+            backendOrder.append(b.id)
+        }
+    }
+
+    func register(_ backend: any InferenceBackend) {
+        if backends[backend.id] == nil { backendOrder.append(backend.id) }
+        backends[backend.id] = backend
+    }
+
+    // MARK: Resolving options
+
+    struct Plan {
+        let backend: any InferenceBackend
+        let note: String?
+        let key: LoadKey
+        let estimate: BackendMemoryEstimate
+    }
+
+    /// Checks every option and picks the backend, context and threads, or throws naming the problem.
+    func plan(_ model: ModelInfo, _ options: LoadOptions) throws -> Plan {
+        if let pinned = options.framework, pinned != model.framework {
+            throw RunAnywhereError(.invalidConfiguration, "Model '\(model.id)' is packaged for \(model.framework.rawValue), but LoadOptions.framework pins \(pinned.rawValue).", modelId: model.id)
+        }
+        var notes: [String] = []
+        // Accelerators: this build runs on the CPU only.
+        if options.accelerator == .requireGpu {
+            if options.useGpu == false {
+                throw RunAnywhereError(.invalidConfiguration, "LoadOptions asks for accelerator .requireGpu and useGpu: false at once.", modelId: model.id)
+            }
+            throw RunAnywhereError(.backendUnavailable, "No GPU backend is available on this machine, and the accelerator policy .requireGpu does not allow running '\(model.id)' on the CPU. Use .preferGpu or .automatic to fall back.", modelId: model.id)
+        }
+        if options.useGpu == true {
+            if options.accelerator == .cpuOnly {
+                throw RunAnywhereError(.invalidConfiguration, "LoadOptions asks for useGpu: true with accelerator .cpuOnly.", modelId: model.id)
+            }
+            notes.append("GPU requested but none is usable here; running on the CPU")
+        } else if options.accelerator == .preferGpu {
+            notes.append("no GPU is usable here; running on the CPU")
+        }
+        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
+        if let t = options.threads, !(1...max(64, cores * 4)).contains(t) {
+            throw RunAnywhereError(.invalidConfiguration, "LoadOptions.threads must be between 1 and \(max(64, cores * 4)) (got \(t)).", modelId: model.id)
+        }
+        if let c = options.contextLength, c < 16 {
+            throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength must be at least 16 tokens (got \(c)).", modelId: model.id)
+        }
+
+        // Backends, in the order asked for, then any that can serve the model.
+        var chosen: (any InferenceBackend)?
+        for pref in options.backendPreferences {
+            guard let backend = backends[pref.backend] else {
+                let why = "backend \(pref.backend.rawValue) is not available in this build"
+                if pref.required { throw RunAnywhereError(.backendUnavailable, "Cannot load '\(model.id)': \(why), and it is required.", modelId: model.id) }
+                notes.append("\(why); fell back")
+                continue
+            }
+            if let why = backend.cannotServe(model) {
+                if pref.required { throw RunAnywhereError(.backendUnavailable, "Backend \(pref.backend.rawValue) cannot serve '\(model.id)': \(why).", modelId: model.id) }
+                notes.append("\(pref.backend.rawValue) cannot serve it (\(why)); fell back")
+                continue
+            }
+            chosen = backend
+            break
+        }
+        if chosen == nil {
+            var reasons: [String] = []
+            for id in backendOrder {
+                guard let b = backends[id] else { continue }
+                if let why = b.cannotServe(model) { reasons.append("\(id.rawValue): \(why)") } else { chosen = b; break }
+            }
+            if chosen == nil {
+                throw RunAnywhereError(.backendUnavailable, "No backend can serve '\(model.id)' (\(model.framework.rawValue), \(model.format.rawValue)): \(reasons.isEmpty ? "no backend is registered" : reasons.joined(separator: "; ")).", modelId: model.id)
+            }
+        }
+        guard let backend = chosen else { throw RunAnywhereError(.backendUnavailable, "No backend for '\(model.id)'.", modelId: model.id) }
+        let estimate = try backend.estimate(model, contextLength: options.contextLength)
+        if let c = options.contextLength, let maxC = estimate.maximumContextLength, c > maxC {
+            throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength \(c) exceeds the maximum of '\(model.id)' (\(maxC) tokens).", modelId: model.id)
+        }
+        let threads = options.threads ?? min(cores, 8)
+        let key = LoadKey(backend: backend.id, contextLength: estimate.contextLength, threads: threads)
+        return Plan(backend: backend, note: notes.isEmpty ? nil : notes.joined(separator: "; "), key: key, estimate: estimate)
+    }
+
+    // MARK: Loading
+
+    /// Loads (or returns the already-resident) model.
+    func load(_ model: ModelInfo, options: LoadOptions, evictIfNeeded: Bool = false) async throws -> LoadedModel {
+        guard model.isDownloaded, model.primaryFilePath != nil else {
+            throw RunAnywhereError(.modelNotDownloaded, "Model '\(model.id)' is not on disk. Download it first with models.download(id:) or `runanywhere models pull \(model.id)`.", modelId: model.id)
+        }
+        let plan = try plan(model, options)
+        if !options.forceReload, var resident = residents[model.id], resident.key == plan.key {
+            resident.info.lastUsedAt = Date()
+            residents[model.id] = resident
+            return resident.info
+        }
+        if !options.forceReload, let pending = loading[model.id], pending.key == plan.key {
+            return try await pending.task.value
+        }
+        try makeRoom(for: model.id, needed: plan.estimate.totalBytes, evict: evictIfNeeded)
+        let estimate = plan.estimate
+        let backend = plan.backend
+        let request = BackendLoadRequest(model: model, contextLength: plan.key.contextLength, threads: plan.key.threads)
+        let task = Task<LoadedModel, any Error> {
+            let start = monotonicSeconds()
+            let handle = try await BlockingWork.run(name: "runanywhere-load") { _ in try backend.load(request) }
+            let seconds = monotonicSeconds() - start
+            let info = LoadedModel(id: model.id, category: model.category, backend: backend.id, backendNote: plan.note,
+                                   contextLength: plan.key.contextLength, threads: plan.key.threads,
+                                   estimatedMemoryBytes: estimate.totalBytes, memoryBytes: handle.memoryBytes,
+                                   loadSeconds: seconds, loadedAt: Date(), lastUsedAt: Date())
+            self.finishLoad(model.id, key: plan.key, info: info, handle: handle)
+            return info
+        }
+        loading[model.id] = (plan.key, task)
+        do {
+            return try await task.value
+        } catch {
+            if loading[model.id]?.key == plan.key { loading[model.id] = nil }
+            throw error
+        }
+    }
+
+    private func finishLoad(_ id: String, key: LoadKey, info: LoadedModel, handle: any BackendModel) {
+        if loading[id]?.key == key { loading[id] = nil }
+        // Replaces an older load of the same model; that one is freed when its last call ends.
+        residents[id] = Resident(info: info, handle: handle, key: key, lock: residents[id]?.lock ?? AsyncSerialLock(), activeCalls: residents[id]?.activeCalls ?? 0)
+    }
+
+    /// Ensures `needed` bytes fit, evicting idle least-recently-used models when `evict` (or a residency limit) allows.
+    private func makeRoom(for id: String, needed: Int64, evict: Bool) throws {
+        func residentBytes(excluding: String?) -> Int64 {
+            residents.filter { $0.key != excluding }.reduce(0) { $0 + $1.value.info.memoryBytes }
+        }
+        func available() -> Int64 {
+            var room = Int64.max
+            if let sys = availableMemory() {
+                // A model being replaced gives its memory back.
+                room = sys + (residents[id]?.info.memoryBytes ?? 0)
+            }
+            if let budget = memoryBudget { room = min(room, budget - residentBytes(excluding: id)) }
+            return room
+        }
+        func evictOne() -> Bool {
+            let idle = residents.filter { $0.key != id && $0.value.activeCalls == 0 }
+            guard let victim = idle.min(by: { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }) else { return false }
+            residents[victim.key] = nil
+            return true
+        }
+        if let maxResident, residents[id] == nil {
+            while residents.count >= maxResident, evictOne() {}
+        }
+        while needed > available() {
+            if (evict || memoryBudget != nil || maxResident != nil), evictOne() { continue }
+            throw RunAnywhereError.insufficientMemory(needed: needed, available: max(0, available()), modelId: id)
+        }
+    }
+
+    // MARK: Unloading and state
+
+    /// Unloads a model; idempotent. Memory is freed at once, or when a running call on it ends.
+    func unload(_ id: String) {
+        loading[id]?.task.cancel()
+        loading[id] = nil
+        residents[id] = nil
+    }
+
+    /// Unloads every model, or those of one category.
+    func unloadAll(category: ModelCategory?) {
+        for (id, r) in residents where category == nil || r.info.category == category {
+            unload(id)
+        }
+        if category == nil {
+            for id in loading.keys { unload(id) }
+        }
+    }
+
+    /// Resident models, most recently used first.
+    func loaded() -> [LoadedModel] {
+        residents.values.map(\.info).sorted { $0.lastUsedAt > $1.lastUsedAt }
+    }
+
+    func isResident(_ id: String) -> Bool { residents[id] != nil }
+
+    /// The most recently used resident model of a category.
+    func mostRecent(category: ModelCategory) -> String? {
+        residents.values.filter { $0.info.category == category }.max { $0.info.lastUsedAt < $1.info.lastUsedAt }?.info.id
+    }
+
+    // MARK: Leases for generation
+
+    /// Holds a resident model for one call: it is not evicted until ``endLease(_:)``.
+    func beginLease(_ id: String) -> (handle: any BackendModel, lock: AsyncSerialLock, info: LoadedModel)? {
+        guard var r = residents[id] else { return nil }
+        r.activeCalls += 1
+        r.info.lastUsedAt = Date()
+        residents[id] = r
+        return (r.handle, r.lock, r.info)
+    }
+
+    func endLease(_ id: String, handle: any BackendModel) {
+        guard var r = residents[id], r.handle === handle else { return }
+        r.activeCalls = max(0, r.activeCalls - 1)
+        r.info.lastUsedAt = Date()
+        residents[id] = r
+    }
+}

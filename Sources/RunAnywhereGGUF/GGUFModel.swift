@@ -1,0 +1,58 @@
+/// Options for loading a model into a context.
+public struct GGUFLoadParameters: Sendable, Hashable, Codable {
+    /// Tokens the KV cache holds; nil: the model's trained context length capped at 4096.
+    public var contextLength: Int?
+    /// Threads for the forward pass (caller included); nil: every core.
+    public var threads: Int?
+    /// Most tokens evaluated in one pass of prompt processing.
+    public var batchSize: Int
+
+    /// Creates load parameters.
+    public init(contextLength: Int? = nil, threads: Int? = nil, batchSize: Int = 256) {
+        self.contextLength = contextLength
+        self.threads = threads
+        self.batchSize = batchSize
+    }
+}
+
+/// A GGUF model opened for inference: the mapped weights, validated against the configuration.
+/// Immutable and shareable between contexts.
+///
+/// ```swift
+/// let model = try GGUFModel(path: "/models/qwen3-0.6b-q8_0.gguf")
+/// let context = try GGUFContext(model: model, contextLength: 2048, threads: 4)
+/// let logits = try context.evaluate(model.tokenizer.encode("Hello"))
+/// ```
+public final class GGUFModel: @unchecked Sendable {
+    /// The mapped file (weights point into it).
+    public let file: GGUFFile
+    /// Architecture and sizes, for display and memory estimates.
+    public let description: GGUFModelDescription
+    /// The model's tokenizer.
+    public let tokenizer: GGUFTokenizer
+    let config: TransformerConfig
+    let weights: TransformerWeights
+
+    /// Opens a model file and checks every tensor the engine needs.
+    /// - Throws: ``GGUFError``: `.unsupported` for an architecture or tensor type the engine does not run
+    ///   (the message names it), `.invalidFormat` for a missing tensor or a wrong shape, `.io` when the file cannot be read.
+    public convenience init(path: String) throws {
+        try self.init(file: GGUFFile(path: path))
+    }
+
+    /// Uses an already opened file.
+    /// - Throws: as ``init(path:)``.
+    public init(file: GGUFFile) throws {
+        self.file = file
+        config = try TransformerConfig(file: file)
+        weights = try TransformerWeights(file: file, config: config)
+        description = try GGUFModelDescription(file: file)
+        tokenizer = try GGUFTokenizer(file: file)
+    }
+
+    /// Number of logits per position (rows of the output matrix).
+    public var vocabularySize: Int { config.vocabularySize }
+
+    /// The context length the model was trained with (0 when the file does not say).
+    public var trainedContextLength: Int { config.trainedContextLength }
+}

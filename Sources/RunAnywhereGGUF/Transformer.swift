@@ -1,0 +1,219 @@
+import CKernels
+
+/// The forward pass of a llama-family decoder over one KV cache, with scratch buffers sized for a
+/// batch of `batchSize` tokens. Heavy work runs in the C ops/kernels split over the thread pool.
+///
+/// Numerics follow ggml's CPU backend: activations are converted to `ra_vec_dot_type(weight type)`
+/// before each matrix product (F16 for F16 weights, Q8_0/Q8_K for quantized ones), K and V are stored
+/// as F16, and attention rounds q and the probabilities to F16 like ggml's non-flash path.
+final class Transformer: @unchecked Sendable {
+    let config: TransformerConfig
+    let weights: TransformerWeights
+    let contextLength: Int
+    let batchSize: Int
+    let threads: Int
+    /// Tokens currently in the KV cache.
+    private(set) var position = 0
+
+    private let pool: OpaquePointer?
+    private let kCache: UnsafeMutablePointer<UInt16>
+    private let vCache: UnsafeMutablePointer<UInt16>
+    private let kvDim: Int
+    private let x, xn, q, k, v, attn, tmp, gate, up: UnsafeMutablePointer<Float>
+    private let quant: UnsafeMutableRawPointer
+    private let attentionScratch: UnsafeMutablePointer<Float>
+    private let positions: UnsafeMutablePointer<Int32>
+    private let ropeFactors: UnsafeMutablePointer<Float>?
+    /// Bytes allocated for the KV cache and the scratch buffers.
+    let allocatedBytes: Int
+
+    init(config c: TransformerConfig, weights: TransformerWeights, contextLength: Int, batchSize: Int, threads: Int) throws {
+        guard contextLength > 0 else { throw GGUFError(.unsupported, "context length must be positive (got \(contextLength))") }
+        guard batchSize > 0 else { throw GGUFError(.unsupported, "batch size must be positive (got \(batchSize))") }
+        guard c.keyLength == c.valueLength else {
+            throw GGUFError(.unsupported, "key length \(c.keyLength) differs from value length \(c.valueLength); the native engine needs them equal")
+        }
+        config = c
+        self.weights = weights
+        self.contextLength = contextLength
+        self.batchSize = batchSize
+        self.threads = max(1, threads)
+        guard let pool = ra_pool_create(Int32(clamping: self.threads)) else {
+            throw GGUFError(.io, "could not start \(self.threads) worker threads")
+        }
+        self.pool = pool
+        kvDim = c.headCountKV * c.keyLength
+        let qDim = c.headCount * c.keyLength
+        let cacheElements = c.layerCount * contextLength * kvDim
+        kCache = .allocate(capacity: cacheElements)
+        vCache = .allocate(capacity: cacheElements)
+        kCache.initialize(repeating: 0, count: cacheElements)
+        vCache.initialize(repeating: 0, count: cacheElements)
+        func floats(_ n: Int) -> UnsafeMutablePointer<Float> {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
+            p.initialize(repeating: 0, count: n)
+            return p
+        }
+        let e = c.embeddingLength, f = c.feedForwardLength
+        x = floats(batchSize * e)
+        xn = floats(batchSize * e)
+        q = floats(batchSize * qDim)
+        k = floats(batchSize * kvDim)
+        v = floats(batchSize * kvDim)
+        attn = floats(batchSize * qDim)
+        tmp = floats(batchSize * e)
+        gate = floats(batchSize * f)
+        up = floats(batchSize * f)
+        var quantBytes = 0
+        var matrices = [weights.output, weights.tokenEmbedding]
+        for l in weights.layers { matrices += [l.q, l.k, l.v, l.output, l.gate, l.up, l.down] }
+        for m in matrices { quantBytes = max(quantBytes, Int(ra_row_bytes(m.activationType, Int64(m.columns)))) }
+        quantBytes *= batchSize
+        quant = .allocate(byteCount: quantBytes, alignment: 64)
+        let scratchFloats = Int(ra_attention_scratch_floats(Int32(clamping: self.threads), Int64(contextLength), Int64(c.keyLength)))
+        attentionScratch = floats(scratchFloats)
+        positions = .allocate(capacity: batchSize)
+        positions.initialize(repeating: 0, count: batchSize)
+        if let factors = weights.ropeFrequencyFactors {
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: factors.count)
+            p.initialize(from: factors, count: factors.count)
+            ropeFactors = p
+        } else {
+            ropeFactors = nil
+        }
+        allocatedBytes = cacheElements * 4 + 4 * (batchSize * (4 * e + 2 * qDim + 2 * kvDim + 2 * f) + scratchFloats)
+            + quantBytes + 4 * batchSize
+    }
+
+    deinit {
+        ra_pool_destroy(pool)
+        kCache.deallocate(); vCache.deallocate()
+        for p in [x, xn, q, k, v, attn, tmp, gate, up, attentionScratch] { p.deallocate() }
+        quant.deallocate()
+        positions.deallocate()
+        ropeFactors?.deallocate()
+    }
+
+    /// Clears the KV cache (the next token is at position 0).
+    func reset() { position = 0 }
+
+    /// Drops the cache entries from `newPosition` on.
+    func truncate(to newPosition: Int) { position = max(0, min(position, newPosition)) }
+
+    /// Runs up to `batchSize` tokens at the current position, appends them to the KV cache and writes logits.
+    /// - Parameters:
+    ///   - tokens: token ids, already checked to be in the vocabulary; count in 1...batchSize and fits the context.
+    ///   - allLogits: logits of every token (rows of vocabularySize) rather than only of the last one.
+    ///   - logits: destination, `(allLogits ? tokens.count : 1) * vocabularySize` floats.
+    func forward(_ tokens: UnsafeBufferPointer<Int32>, allLogits: Bool, logits: UnsafeMutablePointer<Float>) {
+        let c = config
+        let nT = tokens.count
+        precondition(nT > 0 && nT <= batchSize && position + nT <= contextLength, "forward called with a batch that does not fit")
+        let e = c.embeddingLength, f = c.feedForwardLength, hd = c.keyLength
+        let qDim = c.headCount * hd
+        let eps = c.rmsNormEpsilon
+
+        for t in 0..<nT {
+            let id = Int(tokens[t])
+            ra_dequantize_row(Int32(bitPattern: weights.tokenEmbedding.type.rawValue), weights.tokenEmbedding.row(id),
+                              x + t * e, Int64(e))
+            positions[t] = Int32(position + t)
+        }
+
+        for (li, layer) in weights.layers.enumerated() {
+            // Attention block.
+            layer.attentionNorm.withUnsafeBufferPointer { w in
+                ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
+            }
+            var act = prepare(xn, for: layer.q, rows: nT)
+            if layer.k.activationType == layer.q.activationType && layer.v.activationType == layer.q.activationType {
+                matmul([(layer.q, q), (layer.k, k), (layer.v, v)], act, rows: nT)
+            } else {
+                matmul(layer.q, act, rows: nT, into: q)
+                act = prepare(xn, for: layer.k, rows: nT)
+                matmul(layer.k, act, rows: nT, into: k)
+                act = prepare(xn, for: layer.v, rows: nT)
+                matmul(layer.v, act, rows: nT, into: v)
+            }
+            if let b = layer.qBias { addBias(b, to: q, n: qDim, rows: nT) }
+            if let b = layer.kBias { addBias(b, to: k, n: kvDim, rows: nT) }
+            if let b = layer.vBias { addBias(b, to: v, n: kvDim, rows: nT) }
+            if let w = layer.qNorm {
+                w.withUnsafeBufferPointer { ra_rms_norm_heads(pool, q, $0.baseAddress, Int64(nT), Int64(qDim), Int64(c.headCount), Int64(hd), eps) }
+            }
+            if let w = layer.kNorm {
+                w.withUnsafeBufferPointer { ra_rms_norm_heads(pool, k, $0.baseAddress, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), eps) }
+            }
+            let neox: Int32 = c.ropeNeoX ? 1 : 0
+            ra_rope(pool, q, Int64(nT), Int64(qDim), Int64(c.headCount), Int64(hd), positions, Int32(c.ropeDimensionCount),
+                    c.ropeFreqBase, c.ropeFreqScale, ropeFactors, neox)
+            ra_rope(pool, k, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), positions, Int32(c.ropeDimensionCount),
+                    c.ropeFreqBase, c.ropeFreqScale, ropeFactors, neox)
+            let layerK = kCache + li * contextLength * kvDim
+            let layerV = vCache + li * contextLength * kvDim
+            ra_store_f16_rows(k, Int64(kvDim), layerK + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
+            ra_store_f16_rows(v, Int64(kvDim), layerV + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
+            var params = ra_attention_params(
+                q: q, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
+                out: attn, out_stride: Int64(qDim), n_tokens: Int64(nT), pos0: Int64(position),
+                n_head: Int64(c.headCount), n_head_kv: Int64(c.headCountKV), head_dim: Int64(hd),
+                scale: 1 / Float(hd).squareRoot(), scratch: attentionScratch)
+            ra_attention(pool, &params)
+            act = prepare(attn, for: layer.output, rows: nT)
+            matmul(layer.output, act, rows: nT, into: tmp)
+            ra_add(pool, x, tmp, Int64(nT * e))
+
+            // Feed-forward block (SwiGLU).
+            layer.ffnNorm.withUnsafeBufferPointer { w in
+                ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
+            }
+            act = prepare(xn, for: layer.gate, rows: nT)
+            if layer.up.activationType == layer.gate.activationType {
+                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nT)
+            } else {
+                matmul(layer.gate, act, rows: nT, into: gate)
+                act = prepare(xn, for: layer.up, rows: nT)
+                matmul(layer.up, act, rows: nT, into: up)
+            }
+            ra_silu_mul(pool, gate, up, Int64(nT * f))
+            act = prepare(gate, for: layer.down, rows: nT)
+            matmul(layer.down, act, rows: nT, into: tmp)
+            ra_add(pool, x, tmp, Int64(nT * e))
+        }
+
+        // Output: norm and projection of the rows whose logits are wanted.
+        let first = allLogits ? 0 : nT - 1
+        let rows = nT - first
+        weights.outputNorm.withUnsafeBufferPointer { w in
+            ra_rms_norm(pool, x + first * e, w.baseAddress, xn, Int64(e), Int64(rows), eps)
+        }
+        let act = prepare(xn, for: weights.output, rows: rows)
+        matmul(weights.output, act, rows: rows, into: logits)
+        position += nT
+    }
+
+    /// Converts `rows` activation rows into the format the matrix is multiplied with (into the shared buffer).
+    private func prepare(_ src: UnsafePointer<Float>, for m: WeightMatrix, rows: Int) -> UnsafeRawPointer {
+        ra_quantize_rows_par(pool, m.activationType, src, Int64(m.columns), Int64(rows), quant)
+        return UnsafeRawPointer(quant)
+    }
+
+    /// out[b * m.rows + r] = row r of m · activation row b.
+    private func matmul(_ m: WeightMatrix, _ act: UnsafeRawPointer, rows: Int, into out: UnsafeMutablePointer<Float>) {
+        ra_matmul_par(pool, Int32(bitPattern: m.type.rawValue), m.data, Int64(m.columns), Int64(m.rows), act,
+                      Int64(rows), out, Int64(m.rows))
+    }
+
+    /// Several products of the same activations in one pass of the pool.
+    private func matmul(_ jobs: [(WeightMatrix, UnsafeMutablePointer<Float>)], _ act: UnsafeRawPointer, rows: Int) {
+        let list = jobs.map { m, out in
+            ra_matmul_job(weight_type: Int32(bitPattern: m.type.rawValue), w: m.data, n: Int64(m.columns), rows: Int64(m.rows),
+                          x: act, nb: Int64(rows), out: out, out_stride: Int64(m.rows))
+        }
+        list.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
+    }
+
+    private func addBias(_ b: [Float], to y: UnsafeMutablePointer<Float>, n: Int, rows: Int) {
+        b.withUnsafeBufferPointer { ra_add_bias(y, $0.baseAddress, Int64(n), Int64(rows)) }
+    }
+}

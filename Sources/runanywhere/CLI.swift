@@ -1,0 +1,71 @@
+import Foundation
+import RunAnywhere
+
+/// Entry point of the `runanywhere` command.
+@main
+struct CLI {
+    static let commands: [any Command.Type] = [
+        ModelsCommand.self, RunCommand.self, ChatCommand.self, PsCommand.self, DemoCommand.self,
+    ]
+
+    static func main() async {
+        var args = Array(CommandLine.arguments.dropFirst())
+        let code = await run(&args)
+        exit(code)
+    }
+
+    static func run(_ args: inout [String]) async -> Int32 {
+        guard let first = args.first else {
+            print(usage)
+            return ExitCode.usage
+        }
+        switch first {
+        case "--help", "-h", "help":
+            print(usage)
+            return ExitCode.ok
+        case "--version", "-V":
+            print("runanywhere \(RunAnywhere.version)")
+            return ExitCode.ok
+        default:
+            break
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            Output.error("unknown command '\(first)'. Run `runanywhere --help` for the list of commands.")
+            return ExitCode.usage
+        }
+        args.removeFirst()
+        return await Output.guarded { try await command.run(arguments: args) }
+    }
+
+    static var usage: String {
+        """
+        runanywhere \(RunAnywhere.version) — find, download, load and run AI models on this machine.
+
+        Usage: runanywhere <command> [options]
+
+        Commands:
+        \(commands.map { "  " + $0.name.padding(toLength: 10, withPad: " ", startingAt: 0) + $0.summary }.joined(separator: "\n"))
+
+        Options:
+          --help, -h     Show help (also after any command: `runanywhere models --help`)
+          --version      Print the version
+
+        Environment:
+          RUNANYWHERE_HOME   storage root (default $XDG_DATA_HOME/runanywhere or ~/.local/share/runanywhere)
+          HF_TOKEN           Hugging Face token for gated repositories
+          NO_COLOR           disable colours
+
+        \(ExitCode.help)
+        """
+    }
+}
+
+/// One CLI command.
+protocol Command: Sendable {
+    /// The word that selects it.
+    static var name: String { get }
+    /// One line for `--help`.
+    static var summary: String { get }
+    /// Runs it; returns the exit code. Throwing a RunAnywhereError prints it and maps it to an exit code.
+    static func run(arguments: [String]) async throws -> Int32
+}

@@ -1,0 +1,62 @@
+import Foundation
+import RunAnywhere
+
+/// `runanywhere chat ID`: an interactive conversation that keeps the model resident.
+enum ChatCommand: Command {
+    static let name = "chat"
+    static let summary = "Chat with a model interactively (keeps it loaded)"
+    static let help = """
+        Usage: runanywhere chat ID [run options]
+
+        Type a message and press Enter. Commands: /ps (what is loaded), /unload (free the model's memory;
+        the next message loads it again), /reset (forget the conversation), /exit (or Ctrl-D).
+        Takes the options of `runanywhere run` (--temperature, --context-length, --system, ...).
+        """
+
+    static func run(arguments: [String]) async throws -> Int32 {
+        let args = try Arguments(arguments, options: RunCommand.valued, flags: ["raw"])
+        if args.wantsHelp { print(help); return ExitCode.ok }
+        let id = try args.positional(0, "model id")
+        var options = try RunCommand.options(args, model: id)
+        if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
+            try await PullCommand.pull(id: id, quiet: false)
+        }
+        let loaded = try await RunAnywhere.models.load(id: id, options: options.loadOptions ?? LoadOptions())
+        Output.stderr("Loaded \(id) on \(loaded.backend.rawValue) (\(ByteFormatter.string(loaded.memoryBytes)), context \(loaded.contextLength)). /exit to quit.")
+        let interactive = isatty(STDIN_FILENO) == 1
+        while true {
+            if interactive { FileHandle.standardOutput.write(Data(">>> ".utf8)) }
+            guard let line = readLine(strippingNewline: true) else { break }
+            let text = line.trimmingCharacters(in: .whitespaces)
+            if text.isEmpty { continue }
+            switch text {
+            case "/exit", "/quit", "/bye":
+                return ExitCode.ok
+            case "/ps":
+                print(PsCommand.render(await RunAnywhere.models.state()))
+                continue
+            case "/unload":
+                try await RunAnywhere.models.unload(id: id)
+                print("Unloaded \(id).")
+                continue
+            case "/reset":
+                options.history = []
+                print("Conversation cleared.")
+                continue
+            case "/help", "/?":
+                print(help)
+                continue
+            default:
+                if text.hasPrefix("/") {
+                    print("Unknown command \(text). Try /help.")
+                    continue
+                }
+            }
+            let result = try await RunCommand.stream(prompt: text, options: options)
+            RunCommand.reportSpeed(result)
+            options.history.append(ChatTurn(role: .user, content: text))
+            options.history.append(ChatTurn(role: .assistant, content: result.text))
+        }
+        return ExitCode.ok
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import RunAnywhere
+
+/// `runanywhere models list`.
+enum ModelsListCommand: Command {
+    static let name = "list"
+    static let summary = "List the models the registry knows"
+    static let help = """
+        Usage: runanywhere models list [--category C] [--framework F] [--downloaded] [--search TEXT] [--json]
+
+          --category C    only this category: \(ModelCategory.allCases.map(\.rawValue).joined(separator: ", "))
+          --framework F   only this framework: \(InferenceFramework.allCases.map(\.rawValue).joined(separator: ", "))
+          --downloaded    only models whose files are on disk
+          --search TEXT   match id, name or description
+          --json          machine-readable output
+        """
+
+    static func run(arguments: [String]) async throws -> Int32 {
+        let args = try Arguments(arguments, options: ["category", "framework", "search"], flags: ["downloaded", "json"])
+        if args.wantsHelp { print(help); return ExitCode.ok }
+        guard args.positionals.isEmpty else { throw UsageError("models list takes no arguments (got '\(args.positionals[0])')") }
+        var filter = ModelFilter(search: args.option("search"))
+        if let c = args.option("category") {
+            guard let cat = ModelCategory(rawValue: c) else { throw UsageError("unknown category '\(c)'; one of: \(ModelCategory.allCases.map(\.rawValue).joined(separator: ", "))") }
+            filter.category = cat
+        }
+        if let f = args.option("framework") {
+            guard let fw = InferenceFramework(rawValue: f) else { throw UsageError("unknown framework '\(f)'; one of: \(InferenceFramework.allCases.map(\.rawValue).joined(separator: ", "))") }
+            filter.framework = fw
+        }
+        if args.flag("downloaded") { filter.downloadedOnly = true }
+        let models = try await RunAnywhere.models.list(filter: filter)
+        if args.flag("json") {
+            try Output.json(models)
+        } else if models.isEmpty {
+            print("No models match.")
+        } else {
+            print(Output.table(ModelText.header, models.map(ModelText.row)))
+        }
+        return ExitCode.ok
+    }
+}

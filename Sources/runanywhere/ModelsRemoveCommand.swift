@@ -1,0 +1,24 @@
+import Foundation
+import RunAnywhere
+
+/// `runanywhere models rm ID`.
+enum ModelsRemoveCommand: Command {
+    static let name = "rm"
+    static let summary = "Delete a model's files (unloading it first)"
+    static let help = """
+        Usage: runanywhere models rm ID [ID...]
+
+        Removes the files and any partial download. A registered model stays registered.
+        """
+
+    static func run(arguments: [String]) async throws -> Int32 {
+        let args = try Arguments(arguments)
+        if args.wantsHelp { print(help); return ExitCode.ok }
+        _ = try args.positional(0, "model id")
+        for id in args.positionals {
+            try await RunAnywhere.models.delete(id: id)
+            print("Deleted \(id).")
+        }
+        return ExitCode.ok
+    }
+}

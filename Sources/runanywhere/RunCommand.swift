@@ -1,0 +1,102 @@
+import Foundation
+import RunAnywhere
+
+/// `runanywhere run ID "prompt"`: downloads and loads as needed, streams the text.
+enum RunCommand: Command {
+    static let name = "run"
+    static let summary = "Generate text with a model (downloading and loading it as needed)"
+    static let help = """
+        Usage: runanywhere run ID "PROMPT" [options]
+
+          --max-tokens N       at most N new tokens (default 256)
+          --temperature T      0 = greedy (default 0.7)
+          --top-k K            keep the K most likely tokens (default 40, 0 = off)
+          --top-p P            nucleus sampling (default 0.95)
+          --min-p P            drop tokens below P × the most likely (default 0.05)
+          --repeat-penalty R   penalise repeated tokens (default 1.1, 1 = off)
+          --seed N             the same seed gives the same text
+          --stop TEXT          stop at TEXT (repeatable as --stop=A --stop=B is not supported; use one)
+          --system TEXT        system prompt
+          --context-length N   context window to allocate
+          --threads N          CPU threads
+          --backend B          native or llamaCpp (required: fails if that backend cannot serve the model)
+          --raw                send the prompt as written, without the chat template
+          --json               print the result as JSON instead of streaming text
+
+        Prompt and decode speeds are printed on stderr at the end.
+        """
+
+    static func options(_ args: Arguments, model: String?) throws -> LlmOptions {
+        var o = LlmOptions(model: model)
+        if let v = try args.int("max-tokens", in: 1...1_000_000) { o.maxTokens = v }
+        if let v = try args.double("temperature", in: 0...100) { o.temperature = v }
+        if let v = try args.int("top-k", in: 0...1_000_000) { o.topK = v }
+        if let v = try args.double("top-p", in: 0.000001...1) { o.topP = v }
+        if let v = try args.double("min-p", in: 0...0.999999) { o.minP = v }
+        if let v = try args.double("repeat-penalty", in: 0.000001...100) { o.repetitionPenalty = v }
+        if let s = args.option("seed") {
+            guard let seed = UInt64(s) else { throw UsageError("--seed must be a non-negative whole number, got '\(s)'") }
+            o.seed = seed
+        }
+        if let s = args.option("stop") { o.stopSequences = [s] }
+        o.systemPrompt = args.option("system")
+        o.rawPrompt = args.flag("raw")
+        var load = LoadOptions()
+        var custom = false
+        if let c = try args.int("context-length", in: 16...10_000_000) { load.contextLength = c; custom = true }
+        if let t = try args.int("threads", in: 1...1024) { load.threads = t; custom = true }
+        if let b = args.option("backend") {
+            guard let backend = BackendID(rawValue: b) else {
+                throw UsageError("unknown backend '\(b)'; one of: \(BackendID.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            load.backendPreferences = [BackendPreference(backend: backend, required: true)]
+            custom = true
+        }
+        if custom { o.loadOptions = load }
+        return o
+    }
+
+    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend"]
+
+    static func run(arguments: [String]) async throws -> Int32 {
+        let args = try Arguments(arguments, options: valued, flags: ["raw", "json"])
+        if args.wantsHelp { print(help); return ExitCode.ok }
+        let id = try args.positional(0, "model id")
+        let prompt = try args.positional(1, "prompt")
+        guard args.positionals.count == 2 else { throw UsageError("too many arguments: quote the prompt") }
+        let options = try options(args, model: id)
+        if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
+            try await PullCommand.pull(id: id, quiet: false)
+        }
+        if args.flag("json") {
+            let result = try await RunAnywhere.llm.generate(prompt: prompt, options: options)
+            try Output.json(result)
+            return ExitCode.ok
+        }
+        let result = try await stream(prompt: prompt, options: options)
+        reportSpeed(result)
+        return ExitCode.ok
+    }
+
+    /// Streams text to stdout; returns the result.
+    static func stream(prompt: String, options: LlmOptions) async throws -> GenerationResult {
+        var result: GenerationResult?
+        for try await event in RunAnywhere.llm.generateStream(prompt: prompt, options: options) {
+            switch event {
+            case .text(let t):
+                FileHandle.standardOutput.write(Data(t.utf8))
+            case .completed(let r):
+                result = r
+            }
+        }
+        print("")
+        guard let result else { throw RunAnywhereError(.generationFailed, "generation ended without a result") }
+        return result
+    }
+
+    static func reportSpeed(_ r: GenerationResult) {
+        Output.stderr(String(format: "[%@ on %@: prompt %d tokens at %.1f tok/s, %d tokens at %.1f tok/s, first token after %.2f s, stopped: %@]",
+                             r.modelId, r.backend.rawValue, r.promptTokens, r.promptTokensPerSecond, r.outputTokens,
+                             r.tokensPerSecond, r.timeToFirstTokenSeconds, r.finishReason.rawValue))
+    }
+}

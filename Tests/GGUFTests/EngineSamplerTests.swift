@@ -1,0 +1,80 @@
+import Testing
+@testable import RunAnywhereGGUF
+
+@Suite("Engine sampler")
+struct EngineSamplerTests {
+    @Test("greedy picks the largest logit, ties to the lowest id")
+    func greedyTies() {
+        var s = Sampler(parameters: .greedy)
+        var logits: [Float] = [0.5, 2, -1, 2, 1.9]
+        #expect(s.sample(&logits, history: []) == 1)
+        var zero = SamplingParameters(temperature: 0)
+        zero.topK = 40
+        var t = Sampler(parameters: zero)
+        #expect(t.sample(&logits, history: []) == 1)
+    }
+
+    @Test("the same seed draws the same tokens")
+    func seeded() {
+        let p = SamplingParameters(temperature: 1, topK: 0, topP: 1, minP: 0, seed: 7)
+        let logits = (0..<50).map { Float($0 % 7) * 0.3 }
+        func draw() -> [Int32] {
+            var s = Sampler(parameters: p)
+            return (0..<100).map { _ in var l = logits; return s.sample(&l, history: []) }
+        }
+        let a = draw()
+        #expect(a == draw())
+        #expect(Set(a).count > 5)
+    }
+
+    @Test("temperature sampling follows the softmax distribution")
+    func distribution() {
+        var s = Sampler(parameters: SamplingParameters(temperature: 1, topK: 0, topP: 1, minP: 0, seed: 1))
+        let logits: [Float] = [0, Float(1.0986123), -100]     // probabilities 1/4, 3/4, ~0
+        var counts = [0, 0, 0]
+        for _ in 0..<8000 { var l = logits; counts[Int(s.sample(&l, history: []))] += 1 }
+        #expect(counts[2] == 0)
+        #expect(abs(Double(counts[1]) / 8000 - 0.75) < 0.03)
+        // Low temperature sharpens toward the best token.
+        var cold = Sampler(parameters: SamplingParameters(temperature: 0.1, topK: 0, topP: 1, minP: 0, seed: 1))
+        var best = 0
+        for _ in 0..<1000 { var l = logits; if cold.sample(&l, history: []) == 1 { best += 1 } }
+        #expect(best > 990)
+    }
+
+    @Test("top-k, top-p and min-p keep only the likely tokens")
+    func truncation() {
+        let logits: [Float] = [3, 2.9, 2.8, 0, -1, -2]
+        func support(_ p: SamplingParameters) -> Set<Int32> {
+            var s = Sampler(parameters: p)
+            return Set((0..<2000).map { _ in var l = logits; return s.sample(&l, history: []) })
+        }
+        #expect(support(SamplingParameters(temperature: 5, topK: 2, topP: 1, minP: 0, seed: 3)) == [0, 1])
+        #expect(support(SamplingParameters(temperature: 5, topK: 0, topP: 0.5, minP: 0, seed: 3)) == [0, 1])
+        #expect(support(SamplingParameters(temperature: 5, topK: 0, topP: 1, minP: 0.5, seed: 3)) == [0, 1, 2])
+        #expect(support(SamplingParameters(temperature: 5, topK: 0, topP: 1, minP: 0, seed: 3)).count == 6)
+    }
+
+    @Test("the repetition penalty lowers recently seen tokens within its window")
+    func repetitionPenalty() {
+        var p = SamplingParameters.greedy
+        p.repetitionPenalty = 2
+        p.repetitionWindow = 2
+        var s = Sampler(parameters: p)
+        var logits: [Float] = [1.0, 1.5, -1]
+        #expect(s.sample(&logits, history: [1]) == 0)          // 1.5 / 2 < 1.0
+        #expect(logits[1] == 0.75)
+        var l2: [Float] = [1.0, 1.5, -1]
+        #expect(s.sample(&l2, history: [1, 0, 2]) == 1)       // token 1 is outside the window of 2
+        #expect(l2[2] == -2)                                  // negative logits are multiplied
+    }
+
+    @Test("the generator is xoshiro256** seeded by splitmix64 (fixed sequence)")
+    func generatorSequence() {
+        var a = Xoshiro256(seed: 0), b = Xoshiro256(seed: 0), c = Xoshiro256(seed: 1)
+        let x = (0..<4).map { _ in a.next() }
+        #expect(x == (0..<4).map { _ in b.next() })
+        #expect(x != (0..<4).map { _ in c.next() })
+        for _ in 0..<1000 { let f = a.nextUnitFloat(); #expect(f >= 0 && f < 1) }
+    }
+}

@@ -1,0 +1,89 @@
+// engine-bench: prompt (pp) and decode (tg) throughput of the native GGUF engine, like llama-bench.
+//
+//   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3]
+//
+// pp: `pp` random tokens evaluated as one batch into an empty cache; tg: `tg` tokens decoded one at a
+// time into an empty cache. Each is repeated `reps` times; the mean and spread are printed as Markdown.
+import Foundation
+import RunAnywhereGGUF
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data((message + "\n").utf8))
+    exit(2)
+}
+
+var args = Array(CommandLine.arguments.dropFirst())
+var threads = 2, pp = 128, tg = 64, reps = 3
+var path: String?
+while !args.isEmpty {
+    let a = args.removeFirst()
+    func value() -> Int {
+        guard !args.isEmpty, let v = Int(args.removeFirst()), v > 0 else { fail("\(a) needs a positive number") }
+        return v
+    }
+    switch a {
+    case "--threads": threads = value()
+    case "--pp": pp = value()
+    case "--tg": tg = value()
+    case "--reps": reps = value()
+    case "-h", "--help":
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N]")
+        exit(0)
+    default:
+        if path == nil { path = a } else { fail("unexpected argument \(a)") }
+    }
+}
+guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N]") }
+
+let clock = ContinuousClock()
+func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+
+do {
+    let t0 = clock.now
+    let model = try GGUFModel(path: path)
+    let loadSeconds = seconds(clock.now - t0)
+    let context = try GGUFContext(model: model, contextLength: max(pp, tg) + 16, threads: threads, batchSize: pp)
+    var rng = SystemRandomNumberGenerator()
+    let vocab = Int32(model.vocabularySize)
+    let d = model.description
+    print("model: \(path)")
+    print("arch \(d.architecture), \(d.blockCount) layers, hidden \(d.embeddingLength), \(d.quantization), \(d.tensorBytes / 1_000_000) MB of tensors; load \(String(format: "%.2f", loadSeconds)) s; threads \(threads)")
+
+    // Warm-up: touch every weight page once.
+    _ = try context.evaluate([1, 2, 3, 4])
+    context.reset()
+
+    var ppRates: [Double] = []
+    for _ in 0..<reps {
+        let tokens = (0..<pp).map { _ in Int32.random(in: 0..<vocab, using: &rng) }
+        context.reset()
+        let start = clock.now
+        _ = try context.evaluate(tokens)
+        ppRates.append(Double(pp) / seconds(clock.now - start))
+    }
+    var tgRates: [Double] = []
+    for _ in 0..<reps {
+        context.reset()
+        var token: Int32 = 1
+        let start = clock.now
+        for _ in 0..<tg {
+            let logits = try context.decode(token)
+            var best = 0
+            for i in 1..<logits.count where logits[i] > logits[best] { best = i }
+            token = Int32(best)
+        }
+        tgRates.append(Double(tg) / seconds(clock.now - start))
+    }
+    func summary(_ r: [Double]) -> String {
+        let mean = r.reduce(0, +) / Double(r.count)
+        let sd = (r.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(1, r.count - 1))).squareRoot()
+        return String(format: "%.2f ± %.2f", mean, sd)
+    }
+    print("")
+    print("| test | threads | tokens/s |")
+    print("|---|---:|---:|")
+    print("| pp\(pp) | \(threads) | \(summary(ppRates)) |")
+    print("| tg\(tg) | \(threads) | \(summary(tgRates)) |")
+} catch {
+    fail("engine-bench: \(error)")
+}

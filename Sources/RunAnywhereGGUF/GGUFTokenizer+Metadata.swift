@@ -36,6 +36,10 @@ extension GGUFTokenizer {
         public var addEOS: Bool?
         /// `tokenizer.ggml.add_space_prefix`.
         public var addSpacePrefix: Bool?
+        /// `general.name`: llama.cpp strips whitespace after special tokens for Phi-3 models by name.
+        public var modelName: String?
+        /// `general.architecture`.
+        public var architecture: String?
 
         /// Creates metadata from plain values; every optional value may be left out.
         public init(model: String, pre: String? = nil, tokens: [String], scores: [Float]? = nil,
@@ -43,7 +47,7 @@ extension GGUFTokenizer {
                     bosTokenId: Int? = nil, eosTokenId: Int? = nil, eotTokenId: Int? = nil,
                     eomTokenId: Int? = nil, unknownTokenId: Int? = nil, separatorTokenId: Int? = nil,
                     paddingTokenId: Int? = nil, addBOS: Bool? = nil, addEOS: Bool? = nil,
-                    addSpacePrefix: Bool? = nil) {
+                    addSpacePrefix: Bool? = nil, modelName: String? = nil, architecture: String? = nil) {
             self.model = model
             self.pre = pre
             self.tokens = tokens
@@ -60,6 +64,8 @@ extension GGUFTokenizer {
             self.addBOS = addBOS
             self.addEOS = addEOS
             self.addSpacePrefix = addSpacePrefix
+            self.modelName = modelName
+            self.architecture = architecture
         }
 
         /// Reads the tokenizer metadata of a GGUF file.
@@ -96,7 +102,8 @@ extension GGUFTokenizer {
                       paddingTokenId: file.int("tokenizer.ggml.padding_token_id"),
                       addBOS: file.bool("tokenizer.ggml.add_bos_token"),
                       addEOS: file.bool("tokenizer.ggml.add_eos_token"),
-                      addSpacePrefix: file.bool("tokenizer.ggml.add_space_prefix"))
+                      addSpacePrefix: file.bool("tokenizer.ggml.add_space_prefix"),
+                      modelName: file.string("general.name"), architecture: file.string("general.architecture"))
         }
     }
 }

@@ -64,13 +64,16 @@ extension ScanText {
         pass { p, _ in (cps[p] == 0x0D || cps[p] == 0x0A) ? p + 1 : nil }
         pass { p, end in matchOptionalSpaceRun(p, end, ScanText.deepSeekLetterRanges) }
         pass { p, end in matchOptionalSpaceRun(p, end, ScanText.deepSeekPunctuationRanges) }
-        pass { p, end in
-            // \s+$
-            guard isWideSpace(p) else { return nil }
-            var q = p
-            while q < end, isWideSpace(q) { q += 1 }
-            return q == end ? q : nil
+        // \s+$: the leftmost match is the whitespace run that reaches the end of the piece.
+        next = [pieces[0]]
+        for k in 1..<pieces.count {
+            let start = Int(pieces[k - 1]), end = Int(pieces[k])
+            var t = end
+            while t > start, isWideSpace(t - 1) { t -= 1 }
+            if t > start && t < end { next.append(Int32(t)) }
+            next.append(Int32(end))
         }
+        pieces = next
         pass { p, end in
             var q = p
             while q < end, ScanText.contains(ScanText.deepSeekCJKRanges, wide(q)) { q += 1 }

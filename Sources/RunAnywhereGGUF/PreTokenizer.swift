@@ -281,3 +281,48 @@ struct ScanText {
         (0x41...0x5A).contains(c) ? c + 0x20 : c
     }
 }
+
+extension PreTokenizer {
+    /// What llama.cpp configures for a `tokenizer.ggml.pre` name.
+    struct Settings {
+        var preTokenizer: PreTokenizer
+        /// Emit a word that is itself a token directly, without merging (Llama 3).
+        var ignoreMerges = false
+        /// Default for `add_bos_token` when the metadata does not say.
+        var addBOS = false
+        /// Detokenizing removes spaces before punctuation and contractions.
+        var cleanSpaces = true
+    }
+
+    /// The settings for a BPE pre-tokenizer name.
+    /// - Throws: `GGUFError(.unsupported)` naming an unknown pre-tokenizer.
+    static func settings(named name: String) throws -> Settings {
+        switch name {
+        case "default", "":
+            return Settings(preTokenizer: .defaultChain)
+        case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
+            return Settings(preTokenizer: .llama3(maxDigits: 3), ignoreMerges: true, addBOS: true)
+        case "dbrx", "smaug-bpe":
+            return Settings(preTokenizer: .llama3(maxDigits: 3))
+        case "deepseek-llm":
+            return Settings(preTokenizer: .deepseekLLM, cleanSpaces: false)
+        case "falcon":
+            return Settings(preTokenizer: .falcon)
+        case "starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2":
+            return Settings(preTokenizer: .digitsThenGPT2)
+        case "command-r", "smollm":
+            return Settings(preTokenizer: .digitsThenGPT2, cleanSpaces: false)
+        case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
+             "modern-bert", "mpt", "olmo", "jais", "exaone4", "jina-v1-en", "jina-v2-code", "roberta-bpe":
+            return Settings(preTokenizer: .gpt2)
+        case "trillion", "granite-docling":
+            return Settings(preTokenizer: .gpt2, cleanSpaces: false)
+        case "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open":
+            return Settings(preTokenizer: .llama3(maxDigits: 1), cleanSpaces: false)
+        case "stablelm2", "megrez":
+            return Settings(preTokenizer: .llama3(maxDigits: 1))
+        default:
+            throw GGUFError(.unsupported, "unknown BPE pre-tokenizer \"\(name)\" (tokenizer.ggml.pre)")
+        }
+    }
+}

@@ -133,6 +133,31 @@ enum ByteLevelMapping {
         return out
     }
 
+    /// The raw bytes a mapped token text (as UTF-8) stands for, or nil if it has a character
+    /// outside the mapping. Appends to `out` (which is cleared first).
+    @inline(__always)
+    static func decode(utf8 text: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) -> Bool {
+        out.removeAll(keepingCapacity: true)
+        var i = 0
+        let n = text.count
+        while i < n {
+            let b0 = text[i]
+            var cp: Int
+            if b0 < 0x80 {
+                cp = Int(b0); i += 1
+            } else if b0 & 0xE0 == 0xC0, i + 1 < n, text[i + 1] & 0xC0 == 0x80 {
+                cp = Int(b0 & 0x1F) << 6 | Int(text[i + 1] & 0x3F); i += 2
+            } else {
+                return false
+            }
+            guard cp < 0x144 else { return false }
+            let b = byteForCodepoint[cp]
+            guard b >= 0 else { return false }
+            out.append(UInt8(b))
+        }
+        return true
+    }
+
     /// The mapped UTF-8 text for raw bytes.
     static func encode<S: Sequence>(_ bytes: S) -> [UInt8] where S.Element == UInt8 {
         var out: [UInt8] = []

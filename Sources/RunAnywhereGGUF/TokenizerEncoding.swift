@@ -20,7 +20,11 @@ extension TokenizerVocabulary {
                     for b in bytes[range] {
                         if b == 0x20 { escaped.append(contentsOf: [0xE2, 0x96, 0x81]) } else { escaped.append(b) }
                     }
-                    session.tokenize(escaped, vocabulary: self, into: &output)
+                    if spmSplitsAtSpaces {
+                        tokenizeSegments(escaped, &session, &output)
+                    } else {
+                        session.tokenize(escaped[...], vocabulary: self, into: &output)
+                    }
                     isPreviousSpecial = false
                 case .token(let id):
                     output.append(id)
@@ -42,6 +46,41 @@ extension TokenizerVocabulary {
         }
         if addSpecial && addEOS, let eos { output.append(eos) }
         return output
+    }
+}
+
+extension TokenizerVocabulary {
+    /// SentencePiece text cut before every `▁` that follows another character; each segment is
+    /// merged on its own (see `spmSplitsAtSpaces`), repeated segments once per call.
+    func tokenizeSegments(_ escaped: [UInt8], _ session: inout SentencePieceSession, _ output: inout [Int32]) {
+        var cache = WordCache()   // keys point into `escaped`, which outlives it
+        escaped.withUnsafeBufferPointer { buf in
+            func segment(_ start: Int, _ end: Int) {
+                let word = UnsafeBufferPointer(rebasing: buf[start..<end])
+                guard word.count <= WordCache.maxWordLength else {
+                    session.tokenize(escaped[start..<end], vocabulary: self, into: &output)
+                    return
+                }
+                let hash = WordCache.hash(word)
+                if cache.append(word, hash: hash, to: &output) { return }
+                let before = output.count
+                session.tokenize(escaped[start..<end], vocabulary: self, into: &output)
+                cache.insert(word, hash: hash, ids: output[before...])
+            }
+            var segmentStart = 0
+            var k = 1
+            while k + 2 < buf.count {
+                if buf[k] == 0xE2, buf[k + 1] == 0x96, buf[k + 2] == 0x81,
+                   !(k >= 3 && buf[k - 3] == 0xE2 && buf[k - 2] == 0x96 && buf[k - 1] == 0x81) {
+                    segment(segmentStart, k)
+                    segmentStart = k
+                    k += 3
+                } else {
+                    k += 1
+                }
+            }
+            if segmentStart < buf.count { segment(segmentStart, buf.count) }
+        }
     }
 }
 
@@ -76,14 +115,15 @@ struct SentencePieceSession {
         }
     }
 
-    mutating func tokenize(_ text: [UInt8], vocabulary v: TokenizerVocabulary, into output: inout [Int32]) {
+    mutating func tokenize(_ text: ArraySlice<UInt8>, vocabulary v: TokenizerVocabulary, into output: inout [Int32]) {
         start.removeAll(keepingCapacity: true); length.removeAll(keepingCapacity: true)
         prev.removeAll(keepingCapacity: true); next.removeAll(keepingCapacity: true)
         heap.removeAll()
         var offset = 0
         var index: Int32 = 0
+        let base = text.startIndex
         while offset < text.count {
-            let len = min(utf8SequenceLength(text[offset]), text.count - offset)
+            let len = min(utf8SequenceLength(text[base + offset]), text.count - offset)
             start.append(Int32(offset)); length.append(Int32(len))
             offset += len
             prev.append(index - 1)

@@ -6,16 +6,19 @@ enum TokenizerFragment: Sendable, Hashable {
 
 /// Finds special-token texts in input, in the order and with the precedence of llama.cpp's
 /// `tokenizer_st_partition`: tokens are taken longest text first, each splitting every remaining
-/// raw-text fragment at its leftmost non-overlapping occurrences.
+/// raw-text fragment at its leftmost non-overlapping occurrences (and dropping the whitespace
+/// next to it for tokens with the lstrip / rstrip attribute).
 struct SpecialTokenMatcher: Sendable {
     /// Token ids, longest text first.
     let tokens: [Int32]
     /// Text of each entry of `tokens`.
     let texts: [[UInt8]]
+    /// Strip attributes of each entry of `tokens`.
+    let strip: [TokenAttributes]
     /// For each first byte, the indices into `tokens` of the texts starting with it.
     let byFirstByte: [[Int32]]
 
-    init(tokens: [Int32], storage: [UInt8], offsets: [Int32]) {
+    init(tokens: [Int32], storage: [UInt8], offsets: [Int32], attributes: [TokenAttributes]) {
         self.tokens = tokens
         var texts: [[UInt8]] = []
         var byFirst = [[Int32]](repeating: [], count: 256)
@@ -25,7 +28,13 @@ struct SpecialTokenMatcher: Sendable {
             if let first = t.first { byFirst[Int(first)].append(Int32(k)) }
         }
         self.texts = texts
+        self.strip = tokens.map { attributes[Int($0)].intersection([.lstrip, .rstrip]) }
         self.byFirstByte = byFirst
+    }
+
+    /// C `isspace`: space, tab, newline, vertical tab, form feed, carriage return.
+    @inline(__always) private static func isSpace(_ b: UInt8) -> Bool {
+        b == 0x20 || (0x09...0x0D).contains(b)
     }
 
     /// Splits `bytes` into raw-text fragments and special tokens.
@@ -49,12 +58,13 @@ struct SpecialTokenMatcher: Sendable {
             }
         }
         if occurrences.isEmpty { return [.text(0..<n)] }
-        // Claim occurrences in priority order.
+        // Claim occurrences in priority order; stripped whitespace is claimed without a token.
         var claimed = [Bool](repeating: false, count: n)
         var starts: [Int: Int32] = [:]   // start offset -> candidate index
         for k in occurrences.keys.sorted() {
             guard let list = occurrences[k] else { continue }
             let length = texts[Int(k)].count
+            let strip = self.strip[Int(k)]
             var lastEnd = 0
             for s in list where s >= lastEnd {
                 var free = true
@@ -63,17 +73,32 @@ struct SpecialTokenMatcher: Sendable {
                 for j in s..<(s + length) { claimed[j] = true }
                 starts[s] = k
                 lastEnd = s + length
+                if strip.contains(.lstrip) {
+                    var j = s - 1
+                    while j >= 0, !claimed[j], SpecialTokenMatcher.isSpace(bytes[j]) { claimed[j] = true; j -= 1 }
+                }
+                if strip.contains(.rstrip) {
+                    var j = lastEnd
+                    while j < n, !claimed[j], SpecialTokenMatcher.isSpace(bytes[j]) { claimed[j] = true; j += 1 }
+                    lastEnd = j
+                }
             }
         }
         var fragments: [TokenizerFragment] = []
-        var textStart = 0
-        for s in starts.keys.sorted() {
-            guard let k = starts[s] else { continue }
-            if s > textStart { fragments.append(.text(textStart..<s)) }
-            fragments.append(.token(tokens[Int(k)]))
-            textStart = s + texts[Int(k)].count
+        var i = 0
+        while i < n {
+            if let k = starts[i] {
+                fragments.append(.token(tokens[Int(k)]))
+                i += texts[Int(k)].count
+            } else if claimed[i] {
+                i += 1
+            } else {
+                var j = i + 1
+                while j < n, !claimed[j] { j += 1 }
+                fragments.append(.text(i..<j))
+                i = j
+            }
         }
-        if textStart < n { fragments.append(.text(textStart..<n)) }
         return fragments
     }
 }

@@ -7,6 +7,10 @@ struct TokenAttributes: OptionSet, Sendable, Hashable {
     static let control = TokenAttributes(rawValue: 1 << 3)
     static let userDefined = TokenAttributes(rawValue: 1 << 4)
     static let byte = TokenAttributes(rawValue: 1 << 5)
+    /// Whitespace before the token is dropped when it is split out of text.
+    static let lstrip = TokenAttributes(rawValue: 1 << 7)
+    /// Whitespace after the token is dropped when it is split out of text.
+    static let rstrip = TokenAttributes(rawValue: 1 << 8)
 
     init(rawValue: UInt16) { self.rawValue = rawValue }
 
@@ -71,6 +75,9 @@ struct TokenizerVocabulary: Sendable {
 
     // SentencePiece: token for each byte (`<0xXX>`, else the one-character token).
     let byteTokens: [Int32]
+    /// SentencePiece: no token has `▁` right after another character, so text can be cut before
+    /// every `▁` that follows a non-`▁` character and the parts merged independently (same result).
+    let spmSplitsAtSpaces: Bool
 
     // BPE, in raw-byte space: symbol id of each raw byte string (vocab ids first, then extra
     // symbols that only exist as merge parts), merges by symbol pair.
@@ -120,34 +127,11 @@ extension TokenizerVocabulary {
             guard meta.merges != nil else {
                 throw GGUFError(.invalidFormat, "BPE tokenizer without merges (tokenizer.ggml.merges is missing)")
             }
-            let name = meta.pre ?? "default"
-            switch name {
-            case "default", "":
-                pre = .defaultChain
-            case "llama3", "llama-v3", "llama-bpe", "falcon3", "falcon-h1", "pixtral", "midm-2.0", "lfm2", "jina-v5-nano":
-                pre = .llama3(maxDigits: 3); ignoreMerges = true; addBOS = true
-            case "dbrx", "smaug-bpe":
-                pre = .llama3(maxDigits: 3)
-            case "deepseek-llm":
-                pre = .deepseekLLM; cleanSpaces = false
-            case "falcon":
-                pre = .falcon
-            case "starcoder", "refact", "codeshell", "exaone", "minerva-7b", "mellum2":
-                pre = .digitsThenGPT2
-            case "command-r", "smollm":
-                pre = .digitsThenGPT2; cleanSpaces = false
-            case "gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0", "mellum",
-                 "modern-bert", "mpt", "olmo", "jais", "exaone4", "jina-v1-en", "jina-v2-code", "roberta-bpe":
-                pre = .gpt2
-            case "trillion", "granite-docling":
-                pre = .gpt2; cleanSpaces = false
-            case "qwen2", "deepseek-r1-qwen", "kormo", "f2llmv2", "hunyuan", "solar-open":
-                pre = .llama3(maxDigits: 1); cleanSpaces = false
-            case "stablelm2", "megrez":
-                pre = .llama3(maxDigits: 1)
-            default:
-                throw GGUFError(.unsupported, "unknown BPE pre-tokenizer \"\(name)\" (tokenizer.ggml.pre)")
-            }
+            let settings = try PreTokenizer.settings(named: meta.pre ?? "default")
+            pre = settings.preTokenizer
+            ignoreMerges = settings.ignoreMerges
+            addBOS = settings.addBOS
+            cleanSpaces = settings.cleanSpaces
         default:
             throw GGUFError(.unsupported, "tokenizer model \"\(meta.model)\" is not supported (tokenizer.ggml.model; supported: llama, gpt2)")
         }
@@ -203,59 +187,7 @@ extension TokenizerVocabulary {
         }
 
         // Recognise special tokens by their text, as llama.cpp does, and make them control tokens.
-        func find(_ texts: [String]) -> Int32? {
-            for t in texts { if let id = table.lookup(Array(t.utf8)) { return id } }
-            return nil
-        }
-        func markControl(_ id: Int32?) {
-            if let id { attrs[Int(id)].insert(.control) }
-        }
-        if eot == nil {
-            eot = find(["<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|end_of_text|>",
-                        "<EOT>", "_<EOT>", "[EOT]", "<｜end▁of▁sentence｜>", "<end_of_utterance>"])
-            markControl(eot)
-        }
-        if eom == nil {
-            eom = find(["<|eom_id|>"])
-            markControl(eom)
-        }
-        markControl(find(["<|fim_prefix|>", "<fim-prefix>", "<fim_prefix>", "<｜fim▁begin｜>", "<PRE>", "▁<PRE>",
-                          "<|code_prefix|>", "<|prefix|>"]))
-        markControl(find(["<|fim_suffix|>", "<fim-suffix>", "<fim_suffix>", "<｜fim▁hole｜>", "<SUF>", "▁<SUF>",
-                          "<|code_suffix|>", "<|suffix|>"]))
-        markControl(find(["<|fim_middle|>", "<fim-middle>", "<fim_middle>", "<｜fim▁end｜>", "<MID>", "▁<MID>",
-                          "<|code_middle|>", "<|middle|>"]))
-        let fimPad = find(["<|fim_pad|>", "<fim-pad>", "<fim_pad>", "<PAD>", "[PAD]"])
-        let fimRep = find(["<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"])
-        let fimSep = find(["<|file_sep|>"])
-        markControl(fimPad); markControl(fimRep); markControl(fimSep)
-
-        var eog = Set<Int32>()
-        for id in [fimPad, fimRep, fimSep] { if let id { eog.insert(id) } }
-        let eogTexts = ["<|eot_id|>", "<|im_end|>", "<|end|>", "<|return|>", "<|call|>", "<|flush|>", "<|calls|>",
-                        "<end_of_turn>", "<|endoftext|>", "</s>", "<|eom_id|>", "<EOT>", "_<EOT>", "[EOT]", "[EOS]",
-                        "<|end_of_text|>", "<end_of_utterance>", "<eos>", "<turn|>", "<|tool_response>",
-                        "<｜end▁of▁sentence｜>", "[e~["]
-        for t in eogTexts {
-            if let id = table.lookup(Array(t.utf8)) {
-                eog.insert(id)
-                attrs[Int(id)].insert(.control)
-            }
-        }
-        for id in [eos, eot, eom] { if let id { eog.insert(id) } }
-        // Harmony-style vocabularies: "<|end|>" ends a message, not the generation.
-        if let end = table.lookup(Array("<|end|>".utf8)), eog.contains(end) {
-            let has = { (t: String) in table.lookup(Array(t.utf8)).map { eog.contains($0) } ?? false }
-            if (has("<|return|>") && (has("<|call|>") || has("<|calls|>"))) || (has("<|calls|>") && has("<|flush|>")) {
-                eog.remove(end)
-                attrs[Int(end)] = .userDefined
-            }
-        }
-        if let s = table.lookup(Array("</s>".utf8)), eog.contains(s),
-           let tr = table.lookup(Array("<|tool_response>".utf8)), eog.contains(tr) {
-            eog.remove(s)
-            attrs[Int(s)] = .normal
-        }
+        let eog = TokenizerVocabulary.detectSpecialTokens(table: table, attributes: &attrs, eos: eos, eot: &eot, eom: &eom)
 
         self.kind = kind
         self.preTokenizer = pre
@@ -264,7 +196,6 @@ extension TokenizerVocabulary {
         self.textOffsets = offsets
         self.textTable = table
         self.scores = scores
-        self.attributes = attrs
         self.bos = bos; self.eos = eos; self.eot = eot; self.eom = eom
         self.unk = unk; self.sep = sep; self.pad = pad
         self.endOfGeneration = eog
@@ -278,10 +209,12 @@ extension TokenizerVocabulary {
             let la = offsets[Int(a) + 1] - offsets[Int(a)], lb = offsets[Int(b) + 1] - offsets[Int(b)]
             return la != lb ? la > lb : a < b
         }
-        self.specialMatcherAll = SpecialTokenMatcher(tokens: specials, storage: storage, offsets: offsets)
+        TokenizerVocabulary.setStripAttributes(meta, specials: specials, table: table, attributes: &attrs)
+        self.attributes = attrs
+        self.specialMatcherAll = SpecialTokenMatcher(tokens: specials, storage: storage, offsets: offsets, attributes: attrs)
         self.specialMatcherUserDefined = SpecialTokenMatcher(
             tokens: specials.filter { attrs[Int($0)].isDisjoint(with: [.control, .unknown]) },
-            storage: storage, offsets: offsets)
+            storage: storage, offsets: offsets, attributes: attrs)
 
         // SentencePiece byte fallback tokens.
         var byteTokens = [Int32](repeating: -1, count: 256)
@@ -299,65 +232,35 @@ extension TokenizerVocabulary {
             }
         }
         self.byteTokens = byteTokens
+        var splits = kind == .sentencePiece
+        if splits {
+            outer: for i in 0..<n {
+                let t = storage[Int(offsets[i])..<Int(offsets[i + 1])]
+                var k = t.startIndex + 1
+                while k + 2 < t.endIndex {
+                    if t[k] == 0xE2, t[k + 1] == 0x96, t[k + 2] == 0x81,
+                       !(k - 3 >= t.startIndex && t[k - 3] == 0xE2 && t[k - 2] == 0x96 && t[k - 1] == 0x81) {
+                        splits = false
+                        break outer
+                    }
+                    k += 1
+                }
+            }
+        }
+        self.spmSplitsAtSpaces = splits
 
         // BPE tables in raw-byte space.
-        var raw = ByteStringTable(capacity: kind == .bytePairEncoding ? n + (meta.merges?.count ?? 0) / 4 : 1)
-        var extras: [[UInt8]] = []
-        var byteSymbols = [Int32](repeating: -1, count: 256)
-        var mergeTable = MergeTable(capacity: kind == .bytePairEncoding ? (meta.merges?.count ?? 0) : 1)
-        if kind == .bytePairEncoding {
-            for i in 0..<n {
-                if let bytes = ByteLevelMapping.decode(meta.tokens[i]), !bytes.isEmpty {
-                    raw.insertIfAbsent(bytes, Int32(i))
-                }
-            }
-            func intern(_ bytes: [UInt8]) -> Int32 {
-                if let id = raw.lookup(bytes) { return id }
-                let id = Int32(n + extras.count)
-                extras.append(bytes)
-                raw.insertIfAbsent(bytes, id)
-                return id
-            }
-            for b in 0..<256 { byteSymbols[b] = intern([UInt8(b)]) }
-            for (rank, line) in (meta.merges ?? []).enumerated() {
-                // llama.cpp splits at the first space after the first character.
-                let utf8 = Array(line.utf8)
-                guard utf8.count >= 2, let split = utf8[1...].firstIndex(of: 0x20) else { continue }
-                guard let left = ByteLevelMapping.decode(String(decoding: utf8[..<split], as: UTF8.self)),
-                      let right = ByteLevelMapping.decode(String(decoding: utf8[(split + 1)...], as: UTF8.self)),
-                      !left.isEmpty, !right.isEmpty else { continue }
-                let l = intern(left), r = intern(right), result = intern(left + right)
-                mergeTable.insertIfAbsent(l, r, rank: Int32(rank), result: result)
-            }
-        }
-        self.rawTable = raw
-        self.extraSymbolBytes = extras
-        self.byteSymbols = byteSymbols
-        self.merges = mergeTable
+        let bpe = kind == .bytePairEncoding
+            ? TokenizerVocabulary.buildBytePairTables(count: n, storage: storage, offsets: offsets, merges: meta.merges ?? [])
+            : BytePairTables.empty
+        self.rawTable = bpe.raw
+        self.extraSymbolBytes = bpe.extras
+        self.byteSymbols = bpe.byteSymbols
+        self.merges = bpe.merges
 
         // Pieces (llama_token_to_piece with special = true).
-        var pieces: [UInt8] = []
-        var pieceOffsets: [Int32] = [0]
-        pieceOffsets.reserveCapacity(n + 1)
-        for i in 0..<n {
-            let text = storage[Int(offsets[i])..<Int(offsets[i + 1])]
-            let a = attrs[i]
-            if !a.isDisjoint(with: [.unknown, .control, .userDefined]) {
-                pieces.append(contentsOf: text)
-            } else if a.contains(.normal) {
-                if kind == .sentencePiece {
-                    TokenizerVocabulary.appendUnescapingSpaces(text, to: &pieces)
-                } else {
-                    TokenizerVocabulary.appendByteDecoded(text, to: &pieces)
-                }
-            } else if a.contains(.byte), kind == .sentencePiece, text.count >= 5 {
-                let hexDigits = String(decoding: text.dropFirst(3).prefix(2), as: UTF8.self)
-                pieces.append(UInt8(truncatingIfNeeded: Int(hexDigits, radix: 16) ?? 0))
-            }
-            pieceOffsets.append(Int32(pieces.count))
-        }
-        self.pieceStorage = pieces
-        self.pieceOffsets = pieceOffsets
+        (pieceStorage, pieceOffsets) = TokenizerVocabulary.buildPieces(kind: kind, storage: storage, offsets: offsets,
+                                                                        attributes: attrs)
     }
 
     /// Appends `text` with every U+2581 (`▁`) replaced by a space.

@@ -29,10 +29,14 @@ enum TokenizerTestData {
 
     private static let cache = Mutex<[String: GGUFTokenizer]>([:])
 
-    static func tokenizer(_ name: String) throws -> GGUFTokenizer {
-        if let t = cache.withLock({ $0[name] }) { return t }
-        let t = try GGUFTokenizer(file: GGUFFile(path: vocabPath(name)))
-        cache.withLock { $0[name] = t }
+    /// The tokenizer of a shared vocabulary, optionally with another pre-tokenizer.
+    static func tokenizer(_ name: String, pre: String? = nil) throws -> GGUFTokenizer {
+        let key = name + "|" + (pre ?? "")
+        if let t = cache.withLock({ $0[key] }) { return t }
+        var metadata = try GGUFTokenizer.Metadata(file: GGUFFile(path: vocabPath(name)))
+        if let pre { metadata.pre = pre }
+        let t = try GGUFTokenizer(metadata: metadata)
+        cache.withLock { $0[key] = t }
         return t
     }
 }
@@ -54,6 +58,31 @@ struct TokenizerConformanceTests {
             }
         }
         #expect(failures == 0)
+    }
+
+    @Test("chat markup becomes control tokens only with parseSpecial")
+    func parseSpecial() throws {
+        let qwen = try TokenizerTestData.tokenizer("qwen2")
+        let chat = "<|im_start|>user\nHello<|im_end|>\n<|im_start|>assistant\n"
+        #expect(qwen.encode(chat, addSpecial: true, parseSpecial: true)
+            == [151644, 872, 198, 9707, 151645, 198, 151644, 77091, 198])
+        #expect(!qwen.encode(chat).contains(151644))
+        #expect(qwen.isEndOfGeneration(151645) && qwen.isEndOfGeneration(151643) && !qwen.isEndOfGeneration(151644))
+        #expect(qwen.eotTokenId == 151645)
+
+        let llama3 = try TokenizerTestData.tokenizer("llama-bpe")
+        let header = "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi there<|eot_id|>"
+        #expect(llama3.encode(header, addSpecial: false, parseSpecial: true)
+            == [128000, 128006, 882, 128007, 271, 13347, 1070, 128009])
+        #expect(llama3.isEndOfGeneration(128009) && llama3.isEndOfGeneration(128001))
+        #expect(llama3.decode([128000, 9906]) == "Hello")
+
+        let gpt2 = try TokenizerTestData.tokenizer("gpt-2")
+        #expect(gpt2.encode("Hello<|endoftext|> world", parseSpecial: true) == [15496, 50256, 995])
+
+        let spm = try TokenizerTestData.tokenizer("llama-spm")
+        #expect(spm.encode("<s>Hello", addSpecial: false, parseSpecial: true) == [1, 15043])
+        #expect(spm.encode("Hello</s>", addSpecial: true, parseSpecial: true) == [1, 15043, 2])
     }
 
     @Test("reference prompts tokenize and detokenize as llama.cpp did")

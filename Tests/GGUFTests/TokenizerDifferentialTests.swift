@@ -19,11 +19,12 @@ struct TokenizerDifferentialTests {
             let vocab = try #require(item["vocab"] as? String)
             let text = try #require(item["text"] as? String)
             let expected = try #require(item["ids"] as? [Int]).map(Int32.init)
-            let got = try TokenizerTestData.tokenizer(vocab).encode(text, addSpecial: false)
+            let pre = item["pre"] as? String
+            let got = try TokenizerTestData.tokenizer(vocab, pre: pre).encode(text, addSpecial: false)
             if got != expected {
                 failures += 1
                 if failures <= 25 {
-                    Issue.record("\(vocab) \(text.debugDescription): got \(got), expected \(expected)")
+                    Issue.record("\(vocab)/\(pre ?? "-") \(text.debugDescription): got \(got), expected \(expected)")
                 }
             }
         }

@@ -49,7 +49,15 @@ struct ra_pool {
     _Atomic uint64_t state;
     _Atomic int sleepers;   // workers waiting on cond
     _Atomic int stop;
+    // Oversubscription guard (caller thread only): loops in which the caller waited far longer for a
+    // descheduled worker than it worked itself count as strikes; after a few, loops run on the caller
+    // alone for a while, then threads are tried again.
+    int strikes;
+    int solo_left;
 };
+
+/// Loops run on the caller alone after repeated long waits for descheduled workers.
+#define RA_SOLO_RUNS 256
 
 typedef struct {
     ra_pool *pool;
@@ -223,6 +231,11 @@ void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *
         fn(ctx, 0, n, 0);
         return;
     }
+    if (pool->solo_left > 0) {          // the machine is oversubscribed: workers keep losing their CPU
+        pool->solo_left--;
+        fn(ctx, 0, n, 0);
+        return;
+    }
     ra_job job;
     job.all = 0;
     job.fn = NULL;
@@ -232,7 +245,18 @@ void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *
     job.chunk = chunk;
     atomic_init(&job.next, 0);
     atomic_init(&job.done, 0);
+    const int64_t t0 = ra_now_ns();
     ra_publish(pool, &job);
     ra_claim_loop(&job, 0);
+    const int64_t t1 = ra_now_ns();
     ra_close(pool);
+    const int64_t waited = ra_now_ns() - t1;
+    if (waited > 200000 && waited > 2 * (t1 - t0)) {
+        if (++pool->strikes >= 3) {
+            pool->strikes = 0;
+            pool->solo_left = RA_SOLO_RUNS;
+        }
+    } else if (pool->strikes > 0 && waited < (t1 - t0) / 4) {
+        pool->strikes--;
+    }
 }

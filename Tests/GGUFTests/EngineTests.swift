@@ -151,6 +151,22 @@ struct EngineTests {
         #expect(context.position == 8)
     }
 
+    @Test("load parameters: the trained context length (capped at 4096) and every core unless given")
+    func loadParameters() throws {
+        var s = spec(.llama, .f32)
+        s.contextLength = 300
+        let (model, dir) = try tinyModel(s)
+        defer { dir.remove() }
+        #expect(model.trainedContextLength == 300)
+        let defaults = try GGUFContext(model: model, parameters: GGUFLoadParameters())
+        #expect(defaults.contextLength == 300)
+        #expect(defaults.threads == GGUFContext.defaultThreadCount)
+        let given = try GGUFContext(model: model, parameters: GGUFLoadParameters(contextLength: 64, threads: 1, batchSize: 8))
+        #expect(given.contextLength == 64 && given.threads == 1 && given.batchSize == 8)
+        #expect(given.memoryBytes >= 2 * 2 * 64 * 2 * 32)     // K and V, F16, 2 layers × 64 positions × kv dim 32
+        #expect(throws: GGUFError.self) { try GGUFContext(model: model, contextLength: 0, threads: 1) }
+    }
+
     @Test("a token id outside the vocabulary is an error, not a crash")
     func invalidTokenID() throws {
         let (model, dir) = try tinyModel(spec(.llama, .f32))

@@ -51,7 +51,8 @@ CPU="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo "- CPU: $CPU, $(nproc) cores visible; kernel path chosen at run time"
-    echo "- load average before / after: $LOAD_BEFORE / $LOAD_AFTER (other work on the machine slows the numbers)"
+    echo "- load average before / after: $LOAD_BEFORE / $LOAD_AFTER (other work on the machine slows the numbers;"
+    echo "  when other processes keep the cores busy a second thread adds little: compare the 1-thread rows)"
     echo
     echo '```'
     echo "$OUT"

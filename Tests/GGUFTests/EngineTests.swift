@@ -401,6 +401,30 @@ struct EngineValidationTests {
         }
     }
 
+    @Test("a tokenizer with more tokens than embedding rows is an invalid file")
+    func vocabularyMismatch() throws {
+        do {
+            _ = try tinyModel(spec(.llama, .f32)) { w in
+                guard let i = w.entries.firstIndex(where: { $0.key == "tokenizer.ggml.tokens" }),
+                      case .array(var tokens) = w.entries[i].value else { return }
+                tokens.append(.string("extra"))
+                w.set("tokenizer.ggml.tokens", .array(tokens))
+                if let j = w.entries.firstIndex(where: { $0.key == "tokenizer.ggml.scores" }), case .array(var scores) = w.entries[j].value {
+                    scores.append(.float32(0))
+                    w.set("tokenizer.ggml.scores", .array(scores))
+                }
+                if let j = w.entries.firstIndex(where: { $0.key == "tokenizer.ggml.token_type" }), case .array(var types) = w.entries[j].value {
+                    types.append(.int32(1))
+                    w.set("tokenizer.ggml.token_type", .array(types))
+                }
+            }
+            Issue.record("expected an error")
+        } catch let error as GGUFError {
+            #expect(error.kind == .invalidFormat)
+            #expect(error.message.contains("token_embd.weight"))
+        }
+    }
+
     @Test("a tensor of the wrong shape is an invalid file")
     func wrongShape() throws {
         do {

@@ -18,8 +18,8 @@ var threads = 2, pp = 128, tg = 64, reps = 3, depth = 0
 var path: String?
 while !args.isEmpty {
     let a = args.removeFirst()
-    func value() -> Int {
-        guard !args.isEmpty, let v = Int(args.removeFirst()), v > 0 else { fail("\(a) needs a positive number") }
+    func value(minimum: Int = 1) -> Int {
+        guard !args.isEmpty, let v = Int(args.removeFirst()), v >= minimum else { fail("\(a) needs a number >= \(minimum)") }
         return v
     }
     switch a {
@@ -27,7 +27,7 @@ while !args.isEmpty {
     case "--pp": pp = value()
     case "--tg": tg = value()
     case "--reps": reps = value()
-    case "--depth": depth = value()
+    case "--depth": depth = value(minimum: 0)
     case "-h", "--help":
         print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]")
         exit(0)

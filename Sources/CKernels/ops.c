@@ -49,9 +49,10 @@ void ra_ops_f32_to_f16_row(const float *x, uint16_t *y, int64_t n) {
 
 // MARK: - Parallel helpers
 
-static inline void ra_split(int64_t n, int ith, int nth, int64_t *lo, int64_t *hi) {
-    *lo = n * ith / nth;
-    *hi = n * (ith + 1) / nth;
+/// Items per claimed chunk: about four chunks per thread, at least `min`.
+static inline int64_t ra_chunk(ra_pool *pool, int64_t n, int64_t min) {
+    int64_t c = n / (4 * (int64_t)ra_pool_size(pool));
+    return c < min ? min : c;
 }
 
 // MARK: - RMSNorm
@@ -71,27 +72,24 @@ typedef struct {
     const float *x; const float *w; float *y; int64_t n, rows; float eps;
 } ra_rms_ctx;
 
-static void ra_rms_task(void *p, int ith, int nth) {
+static void ra_rms_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_rms_ctx *c = (const ra_rms_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->rows, ith, nth, &lo, &hi);
     for (int64_t r = lo; r < hi; r++) ra_rms_norm_row(c->x + r * c->n, c->w, c->y + r * c->n, c->n, c->eps);
 }
 
 void ra_rms_norm(ra_pool *pool, const float *x, const float *w, float *y, int64_t n, int64_t rows, float eps) {
     ra_rms_ctx c = { x, w, y, n, rows, eps };
-    if (rows == 1) ra_rms_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_rms_task, &c);
+    ra_pool_for(pool, rows, ra_chunk(pool, rows, 1), ra_rms_task, &c);
 }
 
 typedef struct {
     float *x; const float *w; int64_t rows, row_stride, n_heads, head_dim; float eps;
 } ra_rms_heads_ctx;
 
-static void ra_rms_heads_task(void *p, int ith, int nth) {
+static void ra_rms_heads_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_rms_heads_ctx *c = (const ra_rms_heads_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->rows * c->n_heads, ith, nth, &lo, &hi);
     for (int64_t i = lo; i < hi; i++) {
         float *h = c->x + (i / c->n_heads) * c->row_stride + (i % c->n_heads) * c->head_dim;
         ra_rms_norm_row(h, c->w, h, c->head_dim, c->eps);
@@ -101,8 +99,8 @@ static void ra_rms_heads_task(void *p, int ith, int nth) {
 void ra_rms_norm_heads(ra_pool *pool, float *x, const float *w, int64_t rows, int64_t row_stride,
                        int64_t n_heads, int64_t head_dim, float eps) {
     ra_rms_heads_ctx c = { x, w, rows, row_stride, n_heads, head_dim, eps };
-    if (rows == 1) ra_rms_heads_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_rms_heads_task, &c);
+    const int64_t n = rows * n_heads;
+    ra_pool_for(pool, n, rows == 1 ? n : ra_chunk(pool, n, 4), ra_rms_heads_task, &c);
 }
 
 // MARK: - RoPE
@@ -142,10 +140,9 @@ static void ra_rope_row(const ra_rope_ctx *c, int64_t t) {
     }
 }
 
-static void ra_rope_task(void *p, int ith, int nth) {
+static void ra_rope_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_rope_ctx *c = (const ra_rope_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->rows, ith, nth, &lo, &hi);
     for (int64_t t = lo; t < hi; t++) ra_rope_row(c, t);
 }
 
@@ -156,8 +153,7 @@ void ra_rope(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t 
     n_dims &= ~1;
     if (n_dims <= 0) return;
     ra_rope_ctx c = { x, rows, row_stride, n_heads, head_dim, pos, n_dims, freq_base, freq_scale, freq_factors, neox };
-    if (rows == 1) ra_rope_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_rope_task, &c);
+    ra_pool_for(pool, rows, ra_chunk(pool, rows, 1), ra_rope_task, &c);
 }
 
 // MARK: - Elementwise
@@ -178,10 +174,9 @@ void ra_softmax(float *x, int64_t n) {
 
 typedef struct { float *y; const float *x; int64_t n; int op; } ra_ew_ctx;
 
-static void ra_ew_task(void *p, int ith, int nth) {
+static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_ew_ctx *c = (const ra_ew_ctx *)p;
-    int64_t lo, hi;
-    ra_split(c->n, ith, nth, &lo, &hi);
     float *y = c->y;
     const float *x = c->x;
     if (c->op == 0) {
@@ -196,14 +191,12 @@ static void ra_ew_task(void *p, int ith, int nth) {
 
 void ra_silu_mul(ra_pool *pool, float *gate, const float *up, int64_t n) {
     ra_ew_ctx c = { gate, up, n, 1 };
-    if (n < 4096) ra_ew_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_ew_task, &c);
+    ra_pool_for(pool, n, ra_chunk(pool, n, 4096), ra_ew_task, &c);
 }
 
 void ra_add(ra_pool *pool, float *y, const float *x, int64_t n) {
     ra_ew_ctx c = { y, x, n, 0 };
-    if (n < 65536) ra_ew_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_ew_task, &c);
+    ra_pool_for(pool, n, ra_chunk(pool, n, 65536), ra_ew_task, &c);
 }
 
 void ra_add_bias(float *y, const float *b, int64_t n, int64_t rows) {
@@ -239,40 +232,6 @@ static void ra_axpy_h_scalar(float *y, const uint16_t *h, float a, int64_t n) {
 }
 
 #ifdef RA_X86
-__attribute__((target("avx2,fma,f16c")))
-static float ra_dot_h_f_avx2(const uint16_t *h, const float *x, int64_t n) {
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        __m256 h0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i)));
-        __m256 h1 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i + 8)));
-        acc0 = _mm256_fmadd_ps(h0, _mm256_loadu_ps(x + i), acc0);
-        acc1 = _mm256_fmadd_ps(h1, _mm256_loadu_ps(x + i + 8), acc1);
-    }
-    for (; i + 8 <= n; i += 8) {
-        __m256 h0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i)));
-        acc0 = _mm256_fmadd_ps(h0, _mm256_loadu_ps(x + i), acc0);
-    }
-    acc0 = _mm256_add_ps(acc0, acc1);
-    __m128 s = _mm_add_ps(_mm256_castps256_ps128(acc0), _mm256_extractf128_ps(acc0, 1));
-    s = _mm_add_ps(s, _mm_movehl_ps(s, s));
-    s = _mm_add_ss(s, _mm_movehdup_ps(s));
-    float sum = _mm_cvtss_f32(s);
-    for (; i < n; i++) sum += ra_ops_f16_to_f32(h[i]) * x[i];
-    return sum;
-}
-
-__attribute__((target("avx2,fma,f16c")))
-static void ra_axpy_h_avx2(float *y, const uint16_t *h, float a, int64_t n) {
-    const __m256 va = _mm256_set1_ps(a);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        __m256 h0 = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i)));
-        _mm256_storeu_ps(y + i, _mm256_fmadd_ps(va, h0, _mm256_loadu_ps(y + i)));
-    }
-    for (; i < n; i++) y[i] += a * ra_ops_f16_to_f32(h[i]);
-}
-
 static int ra_has_avx2_f16c(void) {
     static _Atomic int cached = -1;
     int v = atomic_load_explicit(&cached, memory_order_relaxed);
@@ -285,79 +244,195 @@ static int ra_has_avx2_f16c(void) {
 }
 #endif
 
-int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim) {
+int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim, int64_t n_head) {
     if (nth < 1) nth = 1;
-    return (int64_t)nth * (n_ctx + 2 * head_dim + 16);
+    const int64_t rows = n_head > 8 ? n_head : 8;     // query rows of one work item: at most max(8, group)
+    return (int64_t)nth * (rows * (n_ctx + 2 * head_dim) + 64);
 }
 
 typedef struct {
     const ra_attention_params *p;
-    _Atomic int64_t next;
     int simd;
+    int64_t group;          // query heads per kv head
+    int64_t block;          // tokens per work item
+    int64_t stride;         // scratch floats per thread
 } ra_attn_ctx;
 
-static void ra_attn_task(void *arg, int ith, int nth) {
-    (void)nth;
-    ra_attn_ctx *c = (ra_attn_ctx *)arg;
+#ifdef RA_X86
+__attribute__((target("avx2")))
+static inline float ra_hsum256(__m256 v) {
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
+    return _mm_cvtss_f32(s4);
+}
+
+// Scores of G query heads against positions [0, n_kv) of one kv head: each K row is converted once and
+// shared by the G heads (accumulators stay in registers; G is a constant). head_dim % 8 == 0.
+#define RA_ATTN_SCORES(G)                                                                                          \
+    __attribute__((target("avx2,fma,f16c")))                                                                       \
+    static void ra_attn_scores_g##G(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t hd, \
+                                    float scale, float *scores, int64_t ss) {                                      \
+        for (int64_t j = 0; j < n_kv; j++) {                                                                       \
+            const uint16_t *row = k + j * kv_stride;                                                               \
+            __m256 acc[G];                                                                                         \
+            for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
+            for (int64_t i = 0; i < hd; i += 8) {                                                                  \
+                const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + i)));                    \
+                for (int h = 0; h < G; h++) acc[h] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + h * hd + i), acc[h]); \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++) scores[h * ss + j] = ra_hsum256(acc[h]) * scale;                           \
+        }                                                                                                          \
+    }
+
+// out[h] = sum_j w[h][j] * V[j] for G heads, in slices of 8*S dimensions whose G*S accumulators stay in
+// registers; each V element is converted once per group. head_dim % 8 == 0.
+#define RA_ATTN_VALUES(G, S)                                                                                       \
+    __attribute__((target("avx2,fma,f16c")))                                                                       \
+    static void ra_attn_values_g##G(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w,            \
+                                    int64_t ws, int64_t hd, float *out) {                                          \
+        int64_t i0 = 0;                                                                                            \
+        for (; i0 + 8 * S <= hd; i0 += 8 * S) {                                                                    \
+            __m256 acc[G][S];                                                                                      \
+            for (int h = 0; h < G; h++)                                                                            \
+                for (int s = 0; s < S; s++) acc[h][s] = _mm256_setzero_ps();                                       \
+            for (int64_t j = 0; j < n_kv; j++) {                                                                   \
+                const uint16_t *row = v + j * kv_stride + i0;                                                      \
+                __m256 vv[S];                                                                                      \
+                for (int s = 0; s < S; s++) vv[s] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 8 * s))); \
+                for (int h = 0; h < G; h++) {                                                                      \
+                    const __m256 wb = _mm256_set1_ps(w[h * ws + j]);                                               \
+                    for (int s = 0; s < S; s++) acc[h][s] = _mm256_fmadd_ps(wb, vv[s], acc[h][s]);                 \
+                }                                                                                                  \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++)                                                                            \
+                for (int s = 0; s < S; s++) _mm256_storeu_ps(out + h * hd + i0 + 8 * s, acc[h][s]);                \
+        }                                                                                                          \
+        for (; i0 < hd; i0 += 8) {                                                                                 \
+            __m256 acc[G];                                                                                         \
+            for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
+            for (int64_t j = 0; j < n_kv; j++) {                                                                   \
+                const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + j * kv_stride + i0)));     \
+                for (int h = 0; h < G; h++) acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(w[h * ws + j]), vv, acc[h]);   \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++) _mm256_storeu_ps(out + h * hd + i0, acc[h]);                               \
+        }                                                                                                          \
+    }
+
+RA_ATTN_SCORES(1)
+RA_ATTN_SCORES(2)
+RA_ATTN_SCORES(4)
+RA_ATTN_SCORES(8)
+RA_ATTN_VALUES(1, 4)
+RA_ATTN_VALUES(2, 4)
+RA_ATTN_VALUES(4, 2)
+RA_ATTN_VALUES(8, 1)
+
+/// Scores for any group size: sub-groups of 8, 4, 2, 1 heads.
+static void ra_attn_scores_avx2(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,
+                                int64_t hd, float scale, float *scores, int64_t ss) {
+    int64_t h = 0;
+    for (; h + 8 <= group; h += 8) ra_attn_scores_g8(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss);
+    if (h + 4 <= group) { ra_attn_scores_g4(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss); h += 4; }
+    if (h + 2 <= group) { ra_attn_scores_g2(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss); h += 2; }
+    if (h < group) ra_attn_scores_g1(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss);
+}
+
+/// Weighted sums of V for any group size (out is overwritten).
+static void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
+                                int64_t group, int64_t hd, float *out) {
+    int64_t h = 0;
+    for (; h + 8 <= group; h += 8) ra_attn_values_g8(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd);
+    if (h + 4 <= group) { ra_attn_values_g4(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd); h += 4; }
+    if (h + 2 <= group) { ra_attn_values_g2(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd); h += 2; }
+    if (h < group) ra_attn_values_g1(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd);
+}
+
+/// Rounds n floats to F16 precision in place.
+__attribute__((target("avx2,f16c")))
+static void ra_round_f16_avx2(float *x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; i++) x[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(x[i]));
+}
+#endif
+
+static void ra_attn_scores_scalar(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,
+                                  int64_t hd, float scale, float *scores, int64_t scores_stride) {
+    for (int64_t j = 0; j < n_kv; j++) {
+        for (int64_t h = 0; h < group; h++) {
+            scores[h * scores_stride + j] = ra_dot_h_f_scalar(k + j * kv_stride, q + h * hd, hd) * scale;
+        }
+    }
+}
+
+static void ra_attn_values_scalar(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t w_stride,
+                                  int64_t group, int64_t hd, float *out) {
+    for (int64_t j = 0; j < n_kv; j++) {
+        for (int64_t h = 0; h < group; h++) ra_axpy_h_scalar(out + h * hd, v + j * kv_stride, w[h * w_stride + j], hd);
+    }
+}
+
+/// One work item = a block of up to `block` consecutive tokens and one kv head: the block's tokens × the query
+/// heads of the group form R query rows that share every K/V row read (R <= 8 when the group is <= 8).
+static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
+    const ra_attn_ctx *c = (const ra_attn_ctx *)arg;
     const ra_attention_params *p = c->p;
-    const int64_t hd = p->head_dim;
-    const int64_t n_ctx_needed = p->pos0 + p->n_tokens;
-    float *scores = p->scratch + (int64_t)ith * (n_ctx_needed + 2 * hd + 16);
-    float *qh = scores + n_ctx_needed;
-    float *acc = qh + hd;
-    const int64_t group = p->n_head / p->n_head_kv;
-    const int64_t total = p->n_tokens * p->n_head;
-    for (;;) {
-        const int64_t item = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
-        if (item >= total) break;
-        const int64_t t = item / p->n_head, h = item % p->n_head;
-        const int64_t g = h / group;
-        const int64_t n_kv = p->pos0 + t + 1;
-        const float *q = p->q + t * p->q_stride + h * hd;
-        for (int64_t i = 0; i < hd; i++) qh[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));   // q rounded to F16
+    const int64_t hd = p->head_dim, group = c->group;
+    const int64_t n_ctx = p->pos0 + p->n_tokens;
+    const int64_t rows_max = c->block * group;
+    float *scores = p->scratch + (int64_t)ith * c->stride;      // rows × n_ctx
+    float *qh = scores + rows_max * n_ctx;                       // rows × hd
+    float *acc = qh + rows_max * hd;                             // rows × hd
+    for (int64_t item = lo; item < hi; item++) {
+        const int64_t tb = item / p->n_head_kv, g = item % p->n_head_kv;
+        const int64_t t0 = tb * c->block;
+        const int64_t nb = p->n_tokens - t0 < c->block ? p->n_tokens - t0 : c->block;
+        const int64_t rows = nb * group;
+        const int64_t n_kv_max = p->pos0 + t0 + nb;              // causal: the last token's positions
+        for (int64_t b = 0; b < nb; b++) {
+            const float *q = p->q + (t0 + b) * p->q_stride + g * group * hd;
+            for (int64_t i = 0; i < group * hd; i++) qh[b * group * hd + i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));   // q in F16
+        }
         const uint16_t *kbase = p->k + g * hd;
         const uint16_t *vbase = p->v + g * hd;
-        float mx = -INFINITY;
 #ifdef RA_X86
-        if (c->simd) {
-            for (int64_t j = 0; j < n_kv; j++) {
-                const float s = ra_dot_h_f_avx2(kbase + j * p->kv_stride, qh, hd) * p->scale;
-                scores[j] = s;
-                mx = s > mx ? s : mx;
-            }
-        } else
+        if (c->simd) ra_attn_scores_avx2(kbase, p->kv_stride, n_kv_max, qh, rows, hd, p->scale, scores, n_ctx);
+        else
 #endif
-        {
+        ra_attn_scores_scalar(kbase, p->kv_stride, n_kv_max, qh, rows, hd, p->scale, scores, n_ctx);
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t n_kv = p->pos0 + t0 + r / group + 1;   // positions <= this row's token
+            float *s = scores + r * n_ctx;
+            float mx = -INFINITY;
+            for (int64_t j = 0; j < n_kv; j++) mx = s[j] > mx ? s[j] : mx;
+            double sum = 0.0;
             for (int64_t j = 0; j < n_kv; j++) {
-                const float s = ra_dot_h_f_scalar(kbase + j * p->kv_stride, qh, hd) * p->scale;
-                scores[j] = s;
-                mx = s > mx ? s : mx;
+                const float e = expf(s[j] - mx);
+                s[j] = e;
+                sum += (double)e;
             }
-        }
-        double sum = 0.0;
-        for (int64_t j = 0; j < n_kv; j++) {
-            const float e = expf(scores[j] - mx);
-            scores[j] = e;
-            sum += (double)e;
-        }
-        const float inv = (float)(1.0 / sum);
-        for (int64_t i = 0; i < hd; i++) acc[i] = 0.0f;
+            const float inv = (float)(1.0 / sum);
+            for (int64_t j = 0; j < n_kv; j++) s[j] *= inv;
 #ifdef RA_X86
-        if (c->simd) {
-            for (int64_t j = 0; j < n_kv; j++) {
-                const float w = ra_ops_f16_to_f32(ra_ops_f32_to_f16(scores[j] * inv));   // probabilities in F16
-                ra_axpy_h_avx2(acc, vbase + j * p->kv_stride, w, hd);
-            }
-        } else
+            if (c->simd) ra_round_f16_avx2(s, n_kv);                 // probabilities in F16, as ggml
+            else
 #endif
-        {
-            for (int64_t j = 0; j < n_kv; j++) {
-                const float w = ra_ops_f16_to_f32(ra_ops_f32_to_f16(scores[j] * inv));
-                ra_axpy_h_scalar(acc, vbase + j * p->kv_stride, w, hd);
-            }
+            for (int64_t j = 0; j < n_kv; j++) s[j] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(s[j]));
+            for (int64_t j = n_kv; j < n_kv_max; j++) s[j] = 0.0f;    // masked (later positions of the block)
         }
-        float *out = p->out + t * p->out_stride + h * hd;
-        memcpy(out, acc, (size_t)hd * sizeof(float));
+        for (int64_t i = 0; i < rows * hd; i++) acc[i] = 0.0f;
+#ifdef RA_X86
+        if (c->simd) ra_attn_values_avx2(vbase, p->kv_stride, n_kv_max, scores, n_ctx, rows, hd, acc);
+        else
+#endif
+        ra_attn_values_scalar(vbase, p->kv_stride, n_kv_max, scores, n_ctx, rows, hd, acc);
+        for (int64_t b = 0; b < nb; b++) {
+            memcpy(p->out + (t0 + b) * p->out_stride + g * group * hd, acc + b * group * hd, (size_t)(group * hd) * sizeof(float));
+        }
     }
 }
 
@@ -365,14 +440,17 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
     if (p->n_tokens <= 0 || p->n_head <= 0 || p->n_head_kv <= 0 || p->n_head % p->n_head_kv != 0) return;
     ra_attn_ctx c;
     c.p = p;
-    atomic_init(&c.next, 0);
 #ifdef RA_X86
-    c.simd = ra_has_avx2_f16c();
+    c.simd = ra_has_avx2_f16c() && p->head_dim % 8 == 0;
 #else
     c.simd = 0;
 #endif
+    c.group = p->n_head / p->n_head_kv;
+    c.block = c.group >= 8 ? 1 : 8 / c.group;
+    const int64_t n_ctx = p->pos0 + p->n_tokens;
+    c.stride = c.block * c.group * (n_ctx + 2 * p->head_dim) + 64;
     // Small problems (decode over a short cache) are not worth waking the pool.
-    const int64_t work = p->n_tokens * p->n_head * (p->pos0 + p->n_tokens) * p->head_dim;
-    if (work < 32768) ra_attn_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_attn_task, &c);
+    const int64_t work = p->n_tokens * p->n_head * n_ctx * p->head_dim;
+    const int64_t items = (p->n_tokens + c.block - 1) / c.block * p->n_head_kv;
+    ra_pool_for(pool, items, work < 32768 ? items : 1, ra_attn_task, &c);
 }

@@ -10,17 +10,17 @@ typedef struct {
     int type; const float *x; int64_t n, rows; char *dst; int64_t row_bytes;
 } ra_quant_ctx;
 
-static void ra_quant_task(void *p, int ith, int nth) {
+static void ra_quant_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
     const ra_quant_ctx *c = (const ra_quant_ctx *)p;
-    for (int64_t r = ith; r < c->rows; r += nth) {
+    for (int64_t r = lo; r < hi; r++) {
         ra_quantize_row(c->type, c->x + r * c->n, c->dst + r * c->row_bytes, c->n);
     }
 }
 
 void ra_quantize_rows_par(ra_pool *pool, int type, const float *x, int64_t n, int64_t rows, void *dst) {
     ra_quant_ctx c = { type, x, n, rows, (char *)dst, ra_row_bytes(type, n) };
-    if (rows * n < 16384) ra_quant_task(&c, 0, 1);
-    else ra_pool_run(pool, ra_quant_task, &c);
+    ra_pool_for(pool, rows, rows * n < 16384 ? rows : 1, ra_quant_task, &c);
 }
 
 enum { RA_MAX_JOBS = 8 };
@@ -30,17 +30,14 @@ typedef struct {
     int count;
     int64_t chunk[RA_MAX_JOBS];      // rows per chunk of each job
     int64_t first[RA_MAX_JOBS + 1];  // index of each job's first chunk; first[count] = total chunks
-    _Atomic int64_t next;
 } ra_mm_ctx;
 
-static void ra_mm_task(void *p, int ith, int nth) {
-    (void)ith; (void)nth;
-    ra_mm_ctx *c = (ra_mm_ctx *)p;
+static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
+    (void)ith;
+    const ra_mm_ctx *c = (const ra_mm_ctx *)p;
     int j = 0;
-    for (;;) {
-        const int64_t k = atomic_fetch_add_explicit(&c->next, 1, memory_order_relaxed);
-        if (k >= c->first[c->count]) break;
-        while (k >= c->first[j + 1]) j++;            // chunks are taken in increasing order
+    for (int64_t k = lo; k < hi; k++) {
+        while (k >= c->first[j + 1]) j++;
         const ra_matmul_job *m = &c->jobs[j];
         const int64_t r0 = (k - c->first[j]) * c->chunk[j];
         const int64_t r1 = r0 + c->chunk[j] < m->rows ? r0 + c->chunk[j] : m->rows;
@@ -48,17 +45,17 @@ static void ra_mm_task(void *p, int ith, int nth) {
     }
 }
 
-/// Rows per chunk: several chunks per thread for balance, multiples of 16 rows; with a batch, at most 64
-/// rows so a chunk of weights stays in cache while every activation row passes over it.
-static int64_t ra_chunk_rows(const ra_matmul_job *m, int nth) {
-    int64_t chunk = m->rows / ((int64_t)nth * (m->nb == 1 ? 8 : 4));
+/// Rows per chunk: about 64 chunks per product (multiples of 16 rows), so that at the end of a product a thread
+/// descheduled in the middle of its chunk (a busy machine) holds the others up as little as possible; with a
+/// batch at most 64 rows, so a chunk of weights stays in cache while every activation row passes over it.
+static int64_t ra_chunk_rows(const ra_matmul_job *m) {
+    int64_t chunk = m->rows / 64;
     if (m->nb > 1 && chunk > 64) chunk = 64;
     chunk = (chunk + 15) & ~(int64_t)15;
     return chunk < 16 ? 16 : chunk;
 }
 
 void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
-    const int nth = ra_pool_size(pool);
     while (count > 0) {
         const int n = count < RA_MAX_JOBS ? count : RA_MAX_JOBS;
         ra_mm_ctx c;
@@ -68,13 +65,11 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
         int64_t work = 0;
         for (int i = 0; i < n; i++) {
             const int64_t rows = jobs[i].rows > 0 && jobs[i].nb > 0 ? jobs[i].rows : 0;
-            c.chunk[i] = ra_chunk_rows(&jobs[i], nth);
+            c.chunk[i] = ra_chunk_rows(&jobs[i]);
             c.first[i + 1] = c.first[i] + (rows + c.chunk[i] - 1) / c.chunk[i];
             work += rows * jobs[i].nb * jobs[i].n;
         }
-        atomic_init(&c.next, 0);
-        if (nth == 1 || c.first[n] <= 1 || work < 16384) ra_mm_task(&c, 0, 1);
-        else ra_pool_run(pool, ra_mm_task, &c);
+        ra_pool_for(pool, c.first[n], work < 16384 ? c.first[n] : 1, ra_mm_task, &c);
         jobs += n;
         count -= n;
     }

@@ -1,6 +1,10 @@
 // Thread pool: N-1 workers live as long as the pool; a run wakes them through a generation counter.
 // Workers spin on the counter for a short while (cheap hand-off between the many small steps of a
 // forward pass), then sleep on a condition variable so an idle pool does not burn CPU.
+//
+// ra_pool_for shares a range out in chunks that threads claim from an atomic counter, and a worker only
+// joins while the run is open: when the machine is busy and a worker is not scheduled in time, the caller
+// does the work itself and closes the run instead of waiting a whole time slice for the late worker.
 #define _GNU_SOURCE
 #include "ra_ops.h"
 
@@ -20,20 +24,40 @@
 #endif
 
 /// How long a worker spins for the next run before it sleeps.
-#define RA_SPIN_NS 200000LL
+#define RA_SPIN_NS 50000LL
+
+// state: generation in the high 32 bits, RA_CLOSED, and the number of workers inside the run (low bits).
+#define RA_CLOSED (1ULL << 31)
+#define RA_ACTIVE_MASK (RA_CLOSED - 1)
+
+typedef struct {
+    int all;                 // 1: every thread runs fn (ra_pool_run); 0: a range is claimed in chunks
+    ra_pool_fn fn;
+    ra_range_fn range_fn;
+    void *ctx;
+    int64_t n, chunk;
+    _Atomic int64_t next;
+    _Atomic int done;        // workers finished (all mode)
+} ra_job;
 
 struct ra_pool {
     int n_threads;
     pthread_t *threads;
     pthread_mutex_t mutex;
     pthread_cond_t cond;
-    ra_pool_fn fn;
-    void *ctx;
-    _Atomic int generation;
-    _Atomic int pending;    // workers still running the current generation
+    ra_job *job;
+    _Atomic uint64_t state;
     _Atomic int sleepers;   // workers waiting on cond
     _Atomic int stop;
+    // Oversubscription guard (caller thread only): loops in which the caller waited far longer for a
+    // descheduled worker than it worked itself count as strikes; after a few, loops run on the caller
+    // alone for a while, then threads are tried again.
+    int strikes;
+    int solo_left;
 };
+
+/// Loops run on the caller alone after repeated long waits for descheduled workers.
+#define RA_SOLO_RUNS 256
 
 typedef struct {
     ra_pool *pool;
@@ -46,11 +70,13 @@ static int64_t ra_now_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+static inline uint32_t ra_gen(uint64_t s) { return (uint32_t)(s >> 32); }
+
 /// Waits until the generation differs from `seen`; returns the new one.
-static int ra_wait_generation(ra_pool *pool, int seen) {
+static uint32_t ra_wait_generation(ra_pool *pool, uint32_t seen) {
     int64_t start = 0;
     for (unsigned i = 0;; i++) {
-        int g = atomic_load_explicit(&pool->generation, memory_order_acquire);
+        uint32_t g = ra_gen(atomic_load_explicit(&pool->state, memory_order_acquire));
         if (g != seen || atomic_load_explicit(&pool->stop, memory_order_relaxed)) return g;
         RA_CPU_RELAX();
         if ((i & 255) == 255) {
@@ -61,8 +87,8 @@ static int ra_wait_generation(ra_pool *pool, int seen) {
     }
     pthread_mutex_lock(&pool->mutex);
     atomic_fetch_add(&pool->sleepers, 1);
-    int g;
-    while ((g = atomic_load(&pool->generation)) == seen && !atomic_load(&pool->stop)) {
+    uint32_t g;
+    while ((g = ra_gen(atomic_load(&pool->state))) == seen && !atomic_load(&pool->stop)) {
         pthread_cond_wait(&pool->cond, &pool->mutex);
     }
     atomic_fetch_sub(&pool->sleepers, 1);
@@ -70,17 +96,39 @@ static int ra_wait_generation(ra_pool *pool, int seen) {
     return g;
 }
 
+static void ra_claim_loop(ra_job *job, int ith) {
+    for (;;) {
+        const int64_t i0 = atomic_fetch_add_explicit(&job->next, job->chunk, memory_order_relaxed);
+        if (i0 >= job->n) break;
+        const int64_t i1 = i0 + job->chunk < job->n ? i0 + job->chunk : job->n;
+        job->range_fn(job->ctx, i0, i1, ith);
+    }
+}
+
 static void *ra_worker_main(void *p) {
     ra_worker_arg *arg = (ra_worker_arg *)p;
     ra_pool *pool = arg->pool;
     int ith = arg->ith;
     free(arg);
-    int seen = 0;
+    uint32_t seen = 0;
     for (;;) {
         seen = ra_wait_generation(pool, seen);
         if (atomic_load(&pool->stop)) break;
-        pool->fn(pool->ctx, ith, pool->n_threads);
-        atomic_fetch_sub_explicit(&pool->pending, 1, memory_order_acq_rel);
+        // Join the run unless it has moved on or was closed.
+        uint64_t s = atomic_load(&pool->state);
+        int joined = 0;
+        while (ra_gen(s) == seen && !(s & RA_CLOSED)) {
+            if (atomic_compare_exchange_weak(&pool->state, &s, s + 1)) { joined = 1; break; }
+        }
+        if (!joined) continue;
+        ra_job *job = pool->job;
+        if (job->all) {
+            job->fn(job->ctx, ith, pool->n_threads);
+            atomic_fetch_add(&job->done, 1);
+        } else {
+            ra_claim_loop(job, ith);
+        }
+        atomic_fetch_sub(&pool->state, 1);
     }
     return NULL;
 }
@@ -92,8 +140,7 @@ ra_pool *ra_pool_create(int n_threads) {
     pool->n_threads = n_threads;
     pthread_mutex_init(&pool->mutex, NULL);
     pthread_cond_init(&pool->cond, NULL);
-    atomic_init(&pool->generation, 0);
-    atomic_init(&pool->pending, 0);
+    atomic_init(&pool->state, RA_CLOSED);
     atomic_init(&pool->sleepers, 0);
     atomic_init(&pool->stop, 0);
     if (n_threads > 1) {
@@ -133,23 +180,83 @@ void ra_pool_destroy(ra_pool *pool) {
 
 int ra_pool_size(const ra_pool *pool) { return pool ? pool->n_threads : 1; }
 
-void ra_pool_run(ra_pool *pool, ra_pool_fn fn, void *ctx) {
-    if (!pool || pool->n_threads == 1) {
-        fn(ctx, 0, 1);
-        return;
-    }
-    pool->fn = fn;
-    pool->ctx = ctx;
-    atomic_store(&pool->pending, pool->n_threads - 1);
-    atomic_fetch_add(&pool->generation, 1);            // seq_cst: publishes fn/ctx
+/// Publishes a job as a new open generation and wakes sleeping workers.
+static void ra_publish(ra_pool *pool, ra_job *job) {
+    pool->job = job;
+    const uint64_t g = ra_gen(atomic_load(&pool->state)) + 1u;
+    atomic_store(&pool->state, (uint64_t)g << 32);        // seq_cst: publishes job; open, nobody inside
     if (atomic_load(&pool->sleepers) > 0) {
         pthread_mutex_lock(&pool->mutex);
         pthread_cond_broadcast(&pool->cond);
         pthread_mutex_unlock(&pool->mutex);
     }
-    fn(ctx, 0, pool->n_threads);
-    for (unsigned i = 0; atomic_load_explicit(&pool->pending, memory_order_acquire) != 0; i++) {
+}
+
+/// Closes the run to latecomers and waits for the workers inside it.
+static void ra_close(ra_pool *pool) {
+    uint64_t s = atomic_fetch_or(&pool->state, RA_CLOSED) | RA_CLOSED;
+    for (unsigned i = 0; (s & RA_ACTIVE_MASK) != 0; i++) {
         RA_CPU_RELAX();
-        if ((i & 4095) == 4095) sched_yield();        // a descheduled worker on a busy machine
+        if ((i & 255) == 255) sched_yield();          // a worker inside was descheduled: let it run
+        s = atomic_load_explicit(&pool->state, memory_order_acquire);
+    }
+}
+
+void ra_pool_run(ra_pool *pool, ra_pool_fn fn, void *ctx) {
+    if (!pool || pool->n_threads == 1) {
+        fn(ctx, 0, 1);
+        return;
+    }
+    ra_job job;
+    job.all = 1;
+    job.fn = fn;
+    job.range_fn = NULL;
+    job.ctx = ctx;
+    job.n = job.chunk = 0;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.done, 0);
+    ra_publish(pool, &job);
+    fn(ctx, 0, pool->n_threads);
+    for (unsigned i = 0; atomic_load_explicit(&job.done, memory_order_acquire) != pool->n_threads - 1; i++) {
+        RA_CPU_RELAX();
+        if ((i & 4095) == 4095) sched_yield();
+    }
+    ra_close(pool);
+}
+
+void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *ctx) {
+    if (n <= 0) return;
+    if (chunk < 1) chunk = 1;
+    if (!pool || pool->n_threads == 1 || n <= chunk) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    if (pool->solo_left > 0) {          // the machine is oversubscribed: workers keep losing their CPU
+        pool->solo_left--;
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    ra_job job;
+    job.all = 0;
+    job.fn = NULL;
+    job.range_fn = fn;
+    job.ctx = ctx;
+    job.n = n;
+    job.chunk = chunk;
+    atomic_init(&job.next, 0);
+    atomic_init(&job.done, 0);
+    const int64_t t0 = ra_now_ns();
+    ra_publish(pool, &job);
+    ra_claim_loop(&job, 0);
+    const int64_t t1 = ra_now_ns();
+    ra_close(pool);
+    const int64_t waited = ra_now_ns() - t1;
+    if (waited > 200000 && waited > 2 * (t1 - t0)) {
+        if (++pool->strikes >= 3) {
+            pool->strikes = 0;
+            pool->solo_left = RA_SOLO_RUNS;
+        }
+    } else if (pool->strikes > 0 && waited < (t1 - t0) / 4) {
+        pool->strikes--;
     }
 }

@@ -10,7 +10,8 @@ extension GGUFContext {
     ///   - sampling: how tokens are chosen.
     ///   - maxTokens: most tokens to generate.
     ///   - stop: stop sequences, matched on the detokenized text.
-    ///   - shouldContinue: asked before each token; returning false ends generation with `.cancelled`.
+    ///   - shouldContinue: asked between prompt passes and before each token; returning false ends generation
+    ///     with `.cancelled`.
     ///   - onText: receives the generated text piece by piece.
     /// - Returns: counts, timings, the finish reason and the generated token ids.
     /// - Throws: ``GGUFError`` when the prompt is empty, has an invalid token id or does not fit in the context.
@@ -27,7 +28,19 @@ extension GGUFContext {
         while common < min(cached.count, prompt.count - 1) && cached[common] == prompt[common] { common += 1 }
         truncate(to: common)
         let promptStart = clock.now
-        var logits = try evaluate(Array(prompt[common...]))
+        // The prompt in passes of batchSize tokens, asking shouldContinue between passes.
+        var logits: [Float] = []
+        var start = common
+        while start < prompt.count {
+            guard shouldContinue() else {
+                return GenerationStats(promptTokens: prompt.count, evaluatedPromptTokens: start - common, generatedTokens: 0,
+                                       promptSeconds: Self.seconds(clock.now - promptStart), decodeSeconds: 0,
+                                       finishReason: .cancelled, tokens: [])
+            }
+            let end = min(prompt.count, start + batchSize)
+            logits = try evaluate(Array(prompt[start..<end]))
+            start = end
+        }
         let promptSeconds = Self.seconds(clock.now - promptStart)
 
         var sampler = Sampler(parameters: sampling)

@@ -85,13 +85,13 @@ public final class GGUFContext: @unchecked Sendable {
     /// Creates a context.
     /// - Parameters:
     ///   - contextLength: tokens the KV cache holds (at least 1).
-    ///   - threads: threads of the forward pass, caller included (at least 1).
+    ///   - threads: threads of the forward pass, caller included (clamped to 1...512).
     ///   - batchSize: most tokens per pass while evaluating a prompt.
     /// - Throws: ``GGUFError`` when the sizes are invalid or threads cannot be started.
     public init(model: GGUFModel, contextLength: Int, threads: Int, batchSize: Int = 256) throws {
         self.model = model
         self.contextLength = contextLength
-        self.threads = max(1, threads)
+        self.threads = min(max(1, threads), 512)
         self.batchSize = max(1, min(batchSize, contextLength))
         transformer = try Transformer(config: model.config, weights: model.weights, contextLength: contextLength,
                                       batchSize: self.batchSize, threads: self.threads)

@@ -48,6 +48,9 @@ public final class GGUFModel: @unchecked Sendable {
         weights = try TransformerWeights(file: file, config: config)
         description = try GGUFModelDescription(file: file)
         tokenizer = try GGUFTokenizer(file: file)
+        guard tokenizer.vocabularySize <= config.vocabularySize else {
+            throw GGUFError(.invalidFormat, "\(file.path): the tokenizer has \(tokenizer.vocabularySize) tokens but token_embd.weight only \(config.vocabularySize) rows")
+        }
     }
 
     /// Number of logits per position (rows of the output matrix).

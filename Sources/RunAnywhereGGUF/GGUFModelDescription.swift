@@ -70,7 +70,8 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
     public var quantization: String
     /// `tokenizer.chat_template`, when present.
     public var chatTemplate: String?
-    /// Whether the output projection reuses the token embedding (no `output.weight` tensor).
+    /// Whether the output projection reuses the token embedding (`token_embd.weight` present,
+    /// `output.weight` absent).
     public var hasTiedOutput: Bool
     /// Total number of weights (elements of every tensor).
     public var parameterCount: Int
@@ -117,18 +118,27 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
             throw GGUFError(.invalidFormat, "\(file.path): head count \(headCount) is not a multiple of the key/value head count \(headCountKV)")
         }
 
-        ropeFreqBase = file.double(key("rope.freq_base")) ?? 10_000
+        func number(_ suffix: String, default value: Double, allowsZero: Bool = false) throws -> Double {
+            guard let v = file.double(key(suffix)) else { return value }
+            guard v.isFinite, v > 0 || (allowsZero && v == 0) else {
+                throw GGUFError(.invalidFormat, "\(file.path): \(key(suffix)) is \(v), not a positive number")
+            }
+            return v
+        }
+        ropeFreqBase = try number("rope.freq_base", default: 10_000)
         ropeDimensionCount = Self.positiveInt(file, key("rope.dimension_count")) ?? keyLength
         ropeStyle = Self.neoxArchitectures.contains(arch) ? .neox : .normal
         let scalingType = file.string(key("rope.scaling.type"))
-        let scalingFactor = file.double(key("rope.scaling.factor")) ?? file.double(key("rope.scale_linear"))
-        if let factor = scalingFactor, factor != 0, factor != 1, scalingType != "none" {
-            ropeScaling = GGUFRopeScaling(type: scalingType ?? "linear", factor: factor,
+        let scalingFactor = file.metadata[key("rope.scaling.factor")] != nil
+            ? try number("rope.scaling.factor", default: 1, allowsZero: true)
+            : try number("rope.scale_linear", default: 1, allowsZero: true)
+        if scalingFactor != 0, scalingFactor != 1, scalingType != "none" {
+            ropeScaling = GGUFRopeScaling(type: scalingType ?? "linear", factor: scalingFactor,
                                           originalContextLength: Self.positiveInt(file, key("rope.scaling.original_context_length")))
         } else {
             ropeScaling = nil
         }
-        rmsNormEpsilon = file.double(key("attention.layer_norm_rms_epsilon")) ?? 1e-5
+        rmsNormEpsilon = try number("attention.layer_norm_rms_epsilon", default: 1e-5, allowsZero: true)
 
         let embedding = file.tensor(named: "token_embd.weight")
         if let tokens = file.metadata["tokenizer.ggml.tokens"]?.arrayValue {
@@ -168,7 +178,7 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
             quantization = "unknown"
         }
         chatTemplate = file.string("tokenizer.chat_template")
-        hasTiedOutput = file.tensor(named: "output.weight") == nil
+        hasTiedOutput = file.tensor(named: "output.weight") == nil && embedding != nil
     }
 
     /// A positive integer at `key`, or the largest element of a per-layer integer array.

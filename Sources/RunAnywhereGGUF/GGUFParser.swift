@@ -39,7 +39,71 @@ struct GGUFCursor {
         let length = try count("length of \(what())", minBytesEach: 1)
         let bytes = UnsafeRawBufferPointer(start: base + offset, count: length)
         offset += length
-        return String(decoding: bytes, as: UTF8.self)
+        return GGUFCursor.decodeUTF8(bytes)
+    }
+
+    /// Decodes UTF-8, replacing each maximal invalid subpart with U+FFFD (as the standard library
+    /// does). Invalid input is repaired here, in one linear pass, rather than by the standard
+    /// library's slower repairing initializer, so a hostile file full of bad bytes costs no more
+    /// than a valid one.
+    static func decodeUTF8(_ bytes: UnsafeRawBufferPointer) -> String {
+        var i = 0
+        while i < bytes.count, bytes[i] < 0x80 { i += 1 }  // ASCII prefix
+        if i == bytes.count || validUTF8Prefix(bytes, from: i) == bytes.count {
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        var repaired: [UInt8] = []
+        repaired.reserveCapacity(bytes.count + 16)
+        var position = 0
+        while position < bytes.count {
+            let length = sequenceLength(bytes, at: position)
+            if length.isValid {
+                repaired.append(contentsOf: bytes[position..<position + length.count])
+            } else {
+                repaired.append(contentsOf: [0xEF, 0xBF, 0xBD])
+            }
+            position += length.count
+        }
+        return String(decoding: repaired, as: UTF8.self)
+    }
+
+    /// How far from `start` the bytes are valid UTF-8.
+    private static func validUTF8Prefix(_ bytes: UnsafeRawBufferPointer, from start: Int) -> Int {
+        var position = start
+        while position < bytes.count {
+            let length = sequenceLength(bytes, at: position)
+            guard length.isValid else { return position }
+            position += length.count
+        }
+        return position
+    }
+
+    /// The length of the sequence at `position`: a whole valid scalar, or the maximal invalid
+    /// subpart (at least one byte) that a single U+FFFD replaces.
+    private static func sequenceLength(_ bytes: UnsafeRawBufferPointer, at position: Int) -> (count: Int, isValid: Bool) {
+        let lead = bytes[position]
+        let needed: Int
+        var low: UInt8 = 0x80, high: UInt8 = 0xBF  // allowed range of the first continuation byte
+        switch lead {
+        case 0x00...0x7F: return (1, true)
+        case 0xC2...0xDF: needed = 1
+        case 0xE0: needed = 2; low = 0xA0
+        case 0xE1...0xEC, 0xEE...0xEF: needed = 2
+        case 0xED: needed = 2; high = 0x9F
+        case 0xF0: needed = 3; low = 0x90
+        case 0xF1...0xF3: needed = 3
+        case 0xF4: needed = 3; high = 0x8F
+        default: return (1, false)
+        }
+        var count = 1
+        while count <= needed {
+            guard position + count < bytes.count else { return (count, false) }
+            let b = bytes[position + count]
+            let ok = count == 1 ? (b >= low && b <= high) : (b & 0xC0 == 0x80)
+            guard ok else { return (count, false) }
+            count += 1
+        }
+        return (count, true)
     }
 }
 
@@ -74,7 +138,7 @@ struct GGUFHeader {
 struct GGUFParser {
     static let magic: UInt32 = 0x4655_4747  // "GGUF" read little-endian
     static let maximumNesting = 16
-    static let maximumArrayElements = 1 << 24
+    static let maximumArrayElements = 1 << 23
     static let maximumDimensions = 4
 
     var cursor: GGUFCursor
@@ -106,14 +170,15 @@ struct GGUFParser {
         let tensorCount = try cursor.count("tensor count", minBytesEach: 32)
         let metadataCount = try cursor.count("metadata entry count", minBytesEach: 13)
 
-        header.metadataKeys.reserveCapacity(metadataCount)
-        header.metadata.reserveCapacity(metadataCount)
+        header.metadataKeys.reserveCapacity(Self.reservation(metadataCount))
+        header.metadata.reserveCapacity(Self.reservation(metadataCount))
         for index in 0..<metadataCount {
             let key = try cursor.string("key of metadata entry \(index)")
-            let typeCode = try cursor.u32("type of metadata \(key)")
-            let value = try readValue(typeCode: typeCode, key: key, depth: 0)
+            let label = Self.shown(key)
+            let typeCode = try cursor.u32("type of metadata \(label)")
+            let value = try readValue(typeCode: typeCode, key: label, depth: 0)
             guard header.metadata.updateValue(value, forKey: key) == nil else {
-                throw GGUFError.invalid("metadata key \(key) appears more than once")
+                throw GGUFError.invalid("metadata key \(label) appears more than once")
             }
             header.metadataKeys.append(key)
         }
@@ -129,12 +194,13 @@ struct GGUFParser {
         }
 
         var entries: [(name: String, shape: [Int], type: GGMLType, relativeOffset: Int, byteCount: Int)] = []
-        entries.reserveCapacity(tensorCount)
+        entries.reserveCapacity(Self.reservation(tensorCount))
         var names = Set<String>()
-        names.reserveCapacity(tensorCount)
+        names.reserveCapacity(Self.reservation(tensorCount))
         for index in 0..<tensorCount {
-            let name = try cursor.string("name of tensor \(index)")
-            guard names.insert(name).inserted else {
+            let fullName = try cursor.string("name of tensor \(index)")
+            let name = Self.shown(fullName)  // for messages
+            guard names.insert(fullName).inserted else {
                 throw GGUFError.invalid("tensor \(name) appears more than once")
             }
             let dimensionCount = try cursor.u32("dimension count of tensor \(name)")
@@ -175,7 +241,7 @@ struct GGUFParser {
             guard !overflow, byteCount <= cursor.count else {
                 throw GGUFError.invalid("tensor \(name) (\(type.name), shape \(shape)) needs more bytes than the whole file has (\(cursor.count))")
             }
-            entries.append((name, shape, type, Int(rawOffset), byteCount))
+            entries.append((fullName, shape, type, Int(rawOffset), byteCount))
         }
 
         // Tensor data starts at the next multiple of the alignment after the directory.
@@ -190,23 +256,39 @@ struct GGUFParser {
         header.tensors.reserveCapacity(entries.count)
         for entry in entries {
             guard entry.relativeOffset % header.alignment == 0 else {
-                throw GGUFError.invalid("tensor \(entry.name) has data offset \(entry.relativeOffset), not a multiple of the alignment \(header.alignment)")
+                throw GGUFError.invalid("tensor \(Self.shown(entry.name)) has data offset \(entry.relativeOffset), not a multiple of the alignment \(header.alignment)")
             }
             let (start, o1) = header.dataOffset.addingReportingOverflow(entry.relativeOffset)
             let (end, o2) = start.addingReportingOverflow(entry.byteCount)
             guard !o1, !o2, end <= cursor.count else {
-                throw GGUFError.invalid("tensor \(entry.name) extends past end of file (bytes \(start)..<\(o1 || o2 ? Int.max : end), file has \(cursor.count))")
+                throw GGUFError.invalid("tensor \(Self.shown(entry.name)) extends past end of file (bytes \(start)..<\(o1 || o2 ? Int.max : end), file has \(cursor.count))")
             }
             header.tensors.append(GGUFTensorInfo(name: entry.name, shape: entry.shape, type: entry.type, offset: start, byteCount: entry.byteCount))
         }
 
         let byOffset = header.tensors.sorted { $0.offset < $1.offset }
         for (a, b) in zip(byOffset, byOffset.dropFirst()) where a.offset + a.byteCount > b.offset {
-            throw GGUFError.invalid("tensors \(a.name) and \(b.name) overlap (bytes \(a.offset)..<\(a.offset + a.byteCount) and \(b.offset)..<\(b.offset + b.byteCount))")
+            throw GGUFError.invalid("tensors \(Self.shown(a.name)) and \(Self.shown(b.name)) overlap (bytes \(a.offset)..<\(a.offset + a.byteCount) and \(b.offset)..<\(b.offset + b.byteCount))")
         }
         return header
     }
 
+    /// Capacity to reserve for `count` items announced by the file: counts are only bounded by
+    /// the bytes left, so beyond 65,536 the collection grows as items actually parse instead.
+    static func reservation(_ count: Int) -> Int { min(count, 1 << 16) }
+
+    /// A key or tensor name as shown in an error message: at most 96 characters, control
+    /// characters replaced, so a hostile name cannot flood a log or a terminal.
+    static func shown(_ text: String) -> String {
+        var result = ""
+        for (i, scalar) in text.unicodeScalars.enumerated() {
+            if i == 96 { return result + "…" }
+            result.unicodeScalars.append(scalar.properties.generalCategory == .control ? "?" : scalar)
+        }
+        return result
+    }
+
+    /// Reads one value of type `typeCode`; `key` (already shortened) names it in errors.
     mutating func readValue(typeCode: UInt32, key: String, depth: Int) throws -> GGUFValue {
         guard let type = GGUFValueType(rawValue: typeCode) else {
             throw GGUFError.invalid("metadata \(key) has unknown value type \(typeCode)")
@@ -242,7 +324,7 @@ struct GGUFParser {
             }
             arrayElementBudget -= n
             var elements: [GGUFValue] = []
-            elements.reserveCapacity(n)
+            elements.reserveCapacity(Self.reservation(n))
             for _ in 0..<n {
                 elements.append(try readValue(typeCode: elementCode, key: key, depth: depth + 1))
             }

@@ -99,40 +99,61 @@ struct Sampler: Sendable {
                 logits[Int(id)] = l > 0 ? l / p.repetitionPenalty : l * p.repetitionPenalty
             }
         }
-        if p.temperature <= 0 || p.topK == 1 { return Self.argmax(logits) }
+        if p.temperature <= 0 || p.topK == 1 || logits.count < 2 { return Self.argmax(logits) }
+        guard let maxLogit = logits.max(), maxLogit.isFinite else { return Self.argmax(logits) }
 
-        // Candidates, most likely first (ties: lower id first).
-        var candidates = Self.topCandidates(logits, k: p.topK)
-        guard let best = candidates.first else { return 0 }
-        // Probabilities of the untempered distribution over the candidates.
-        var probs = candidates.map { expf($0.logit - best.logit) }
-        var sum = probs.reduce(0, +)
-        if p.topP < 1, p.topP > 0 {
-            var cumulative: Float = 0
-            var keep = candidates.count
-            for i in 0..<probs.count {
-                cumulative += probs[i] / sum
-                if cumulative >= p.topP { keep = i + 1; break }
+        let truncates = p.topK > 0 || (p.topP > 0 && p.topP < 1) || p.minP > 0
+        if !truncates {
+            // The whole distribution: draw in index order, no sorting needed.
+            var weights = logits.map { expf(($0 - maxLogit) / p.temperature) }
+            return draw(&weights, ids: nil)
+        }
+
+        // min-p keeps tokens with probability >= minP * max, i.e. logit >= max + log(minP) (it only ever cuts the
+        // tail of the sorted list, so applying it first changes nothing but the work).
+        let floor = p.minP > 0 ? maxLogit + logf(min(p.minP, 1)) : -Float.infinity
+        var candidates: [(logit: Float, id: Int32)]
+        if p.topK > 0 {
+            candidates = Self.topK(logits, k: p.topK, floor: floor)
+        } else {
+            candidates = []
+            for (i, l) in logits.enumerated() where l >= floor { candidates.append((l, Int32(i))) }
+            candidates.sort { $0.logit != $1.logit ? $0.logit > $1.logit : $0.id < $1.id }
+        }
+        if candidates.isEmpty { return Self.argmax(logits) }
+
+        if p.topP > 0 && p.topP < 1 {
+            // Probabilities normalised over the top-k set, or over every token without top-k (as llama.cpp).
+            let total: Float
+            if p.topK > 0 {
+                total = Self.topK(logits, k: p.topK, floor: -.infinity).reduce(0) { $0 + expf($1.logit - maxLogit) }
+            } else {
+                total = logits.reduce(0) { $0 + expf($1 - maxLogit) }
             }
-            candidates.removeLast(candidates.count - keep)
-            probs.removeLast(probs.count - keep)
+            var cumulative: Float = 0
+            for (i, c) in candidates.enumerated() {
+                cumulative += expf(c.logit - maxLogit) / total
+                if cumulative >= p.topP {
+                    candidates.removeLast(candidates.count - (i + 1))
+                    break
+                }
+            }
         }
-        if p.minP > 0 {
-            // probs[0] is the largest (= 1 before normalisation).
-            let keep = probs.firstIndex { $0 < p.minP * probs[0] } ?? probs.count
-            candidates.removeLast(candidates.count - max(1, keep))
-            probs.removeLast(probs.count - max(1, keep))
-        }
-        // Temperature, then draw.
-        probs = candidates.map { expf(($0.logit - best.logit) / p.temperature) }
-        sum = probs.reduce(0, +)
+        var weights = candidates.map { expf(($0.logit - maxLogit) / p.temperature) }
+        return draw(&weights, ids: candidates.map(\.id))
+    }
+
+    /// Draws index i with probability weights[i] / sum; returns ids[i] (or i without ids).
+    private mutating func draw(_ weights: inout [Float], ids: [Int32]?) -> Int32 {
+        let sum = weights.reduce(0, +)
         let r = rng.nextUnitFloat() * sum
         var acc: Float = 0
-        for (i, prob) in probs.enumerated() {
-            acc += prob
-            if r < acc { return candidates[i].id }
+        var chosen = weights.count - 1
+        for (i, w) in weights.enumerated() {
+            acc += w
+            if r < acc { chosen = i; break }
         }
-        return candidates[candidates.count - 1].id
+        return ids.map { $0[chosen] } ?? Int32(chosen)
     }
 
     /// Index of the largest logit, ties to the lowest id.
@@ -142,17 +163,33 @@ struct Sampler: Sendable {
         return Int32(best)
     }
 
-    /// The k best (logit, id) pairs, descending by logit then ascending id; k <= 0: all within 30 of the best
-    /// (anything further is less than e^-30 as likely and can never be drawn in Float).
-    static func topCandidates(_ logits: [Float], k: Int) -> [(logit: Float, id: Int32)] {
-        guard !logits.isEmpty else { return [] }
-        let maxLogit = logits.max() ?? 0
-        let floor = maxLogit - 30
-        var list: [(logit: Float, id: Int32)] = []
-        for (i, l) in logits.enumerated() where l >= floor { list.append((l, Int32(i))) }
-        list.sort { $0.logit != $1.logit ? $0.logit > $1.logit : $0.id < $1.id }
-        if k > 0, list.count > k { list.removeLast(list.count - k) }
-        return list
+    /// The k best (logit, id) pairs with logit >= floor, descending by logit then ascending id.
+    static func topK(_ logits: [Float], k: Int, floor: Float) -> [(logit: Float, id: Int32)] {
+        func before(_ a: (logit: Float, id: Int32), _ b: (logit: Float, id: Int32)) -> Bool {
+            a.logit != b.logit ? a.logit > b.logit : a.id < b.id
+        }
+        if k > 256 {
+            var all: [(logit: Float, id: Int32)] = []
+            for (i, l) in logits.enumerated() where l >= floor { all.append((l, Int32(i))) }
+            all.sort(by: before)
+            if all.count > k { all.removeLast(all.count - k) }
+            return all
+        }
+        // Keep a sorted list of the best k seen so far; most tokens are rejected by one comparison.
+        var best: [(logit: Float, id: Int32)] = []
+        best.reserveCapacity(k + 1)
+        for (i, l) in logits.enumerated() where l >= floor {
+            let item = (logit: l, id: Int32(i))
+            if best.count == k, let last = best.last, !before(item, last) { continue }
+            var lo = 0, hi = best.count
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if before(best[mid], item) { lo = mid + 1 } else { hi = mid }
+            }
+            best.insert(item, at: lo)
+            if best.count > k { best.removeLast() }
+        }
+        return best
     }
 }
 

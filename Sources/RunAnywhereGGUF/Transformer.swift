@@ -33,22 +33,27 @@ final class Transformer: @unchecked Sendable {
         guard c.keyLength == c.valueLength else {
             throw GGUFError(.unsupported, "key length \(c.keyLength) differs from value length \(c.valueLength); the native engine needs them equal")
         }
+        guard contextLength <= 1 << 22 else {
+            throw GGUFError(.unsupported, "context length \(contextLength) is larger than the native engine supports (\(1 << 22))")
+        }
+        let (cacheElements, overflow) = (c.layerCount * contextLength).multipliedReportingOverflow(by: c.headCountKV * c.keyLength)
+        guard !overflow, cacheElements <= Int(Int32.max) * 64 else {
+            throw GGUFError(.unsupported, "a KV cache of \(contextLength) tokens for this model is too large")
+        }
         config = c
         self.weights = weights
         self.contextLength = contextLength
         self.batchSize = batchSize
-        self.threads = max(1, threads)
+        self.threads = min(max(1, threads), 512)
         guard let pool = ra_pool_create(Int32(clamping: self.threads)) else {
             throw GGUFError(.io, "could not start \(self.threads) worker threads")
         }
         self.pool = pool
         kvDim = c.headCountKV * c.keyLength
         let qDim = c.headCount * c.keyLength
-        let cacheElements = c.layerCount * contextLength * kvDim
         kCache = .allocate(capacity: cacheElements)
         vCache = .allocate(capacity: cacheElements)
-        kCache.initialize(repeating: 0, count: cacheElements)
-        vCache.initialize(repeating: 0, count: cacheElements)
+        // Not initialised: a position is always written before attention reads it (pages are committed lazily).
         func floats(_ n: Int) -> UnsafeMutablePointer<Float> {
             let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
             p.initialize(repeating: 0, count: n)
@@ -70,7 +75,7 @@ final class Transformer: @unchecked Sendable {
         for m in matrices { quantBytes = max(quantBytes, Int(ra_row_bytes(m.activationType, Int64(m.columns)))) }
         quantBytes *= batchSize
         quant = .allocate(byteCount: quantBytes, alignment: 64)
-        let scratchFloats = Int(ra_attention_scratch_floats(Int32(clamping: self.threads), Int64(contextLength), Int64(c.keyLength)))
+        let scratchFloats = Int(ra_attention_scratch_floats(Int32(clamping: self.threads), Int64(contextLength), Int64(c.keyLength), Int64(c.headCount)))
         attentionScratch = floats(scratchFloats)
         positions = .allocate(capacity: batchSize)
         positions.initialize(repeating: 0, count: batchSize)
@@ -153,32 +158,37 @@ final class Transformer: @unchecked Sendable {
             let layerV = vCache + li * contextLength * kvDim
             ra_store_f16_rows(k, Int64(kvDim), layerK + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
             ra_store_f16_rows(v, Int64(kvDim), layerV + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
+            // Every token's K/V is needed by later tokens, but in the last layer only the rows whose logits are
+            // wanted need the rest of the block.
+            let r0 = (li == weights.layers.count - 1 && !allLogits) ? nT - 1 : 0
+            let nR = nT - r0
+            let xr = x + r0 * e
             var params = ra_attention_params(
-                q: q, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
-                out: attn, out_stride: Int64(qDim), n_tokens: Int64(nT), pos0: Int64(position),
+                q: q + r0 * qDim, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
+                out: attn, out_stride: Int64(qDim), n_tokens: Int64(nR), pos0: Int64(position + r0),
                 n_head: Int64(c.headCount), n_head_kv: Int64(c.headCountKV), head_dim: Int64(hd),
                 scale: 1 / Float(hd).squareRoot(), scratch: attentionScratch)
             ra_attention(pool, &params)
-            act = prepare(attn, for: layer.output, rows: nT)
-            matmul(layer.output, act, rows: nT, into: tmp)
-            ra_add(pool, x, tmp, Int64(nT * e))
+            act = prepare(attn, for: layer.output, rows: nR)
+            matmul(layer.output, act, rows: nR, into: tmp)
+            ra_add(pool, xr, tmp, Int64(nR * e))
 
             // Feed-forward block (SwiGLU).
             layer.ffnNorm.withUnsafeBufferPointer { w in
-                ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
+                ra_rms_norm(pool, xr, w.baseAddress, xn, Int64(e), Int64(nR), eps)
             }
-            act = prepare(xn, for: layer.gate, rows: nT)
+            act = prepare(xn, for: layer.gate, rows: nR)
             if layer.up.activationType == layer.gate.activationType {
-                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nT)
+                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nR)
             } else {
-                matmul(layer.gate, act, rows: nT, into: gate)
-                act = prepare(xn, for: layer.up, rows: nT)
-                matmul(layer.up, act, rows: nT, into: up)
+                matmul(layer.gate, act, rows: nR, into: gate)
+                act = prepare(xn, for: layer.up, rows: nR)
+                matmul(layer.up, act, rows: nR, into: up)
             }
-            ra_silu_mul(pool, gate, up, Int64(nT * f))
-            act = prepare(gate, for: layer.down, rows: nT)
-            matmul(layer.down, act, rows: nT, into: tmp)
-            ra_add(pool, x, tmp, Int64(nT * e))
+            ra_silu_mul(pool, gate, up, Int64(nR * f))
+            act = prepare(gate, for: layer.down, rows: nR)
+            matmul(layer.down, act, rows: nR, into: tmp)
+            ra_add(pool, xr, tmp, Int64(nR * e))
         }
 
         // Output: norm and projection of the rows whose logits are wanted.

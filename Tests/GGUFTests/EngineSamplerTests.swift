@@ -55,6 +55,20 @@ struct EngineSamplerTests {
         #expect(support(SamplingParameters(temperature: 5, topK: 0, topP: 1, minP: 0, seed: 3)).count == 6)
     }
 
+    @Test("top-k selection equals sorting everything (ties by id), for small and large k", arguments: [1, 5, 40, 300, 2000])
+    func topKSelection(k: Int) {
+        var rng = Xoshiro256(seed: UInt64(k))
+        // Coarse values: many ties.
+        let logits = (0..<5000).map { _ in Float(Int(rng.next() % 200)) * 0.25 }
+        let expected = logits.enumerated().map { (logit: $0.element, id: Int32($0.offset)) }
+            .sorted { $0.logit != $1.logit ? $0.logit > $1.logit : $0.id < $1.id }.prefix(k)
+        let got = Sampler.topK(logits, k: k, floor: -.infinity)
+        #expect(got.map(\.id) == expected.map(\.id))
+        let floored = Sampler.topK(logits, k: k, floor: 40)
+        #expect(floored.allSatisfy { $0.logit >= 40 })
+        #expect(floored.map(\.id) == expected.filter { $0.logit >= 40 }.map(\.id))
+    }
+
     @Test("the repetition penalty lowers recently seen tokens within its window")
     func repetitionPenalty() {
         var p = SamplingParameters.greedy

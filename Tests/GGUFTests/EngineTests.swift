@@ -73,6 +73,9 @@ struct EngineTests {
         #expect(last.count == vocab)
         #expect(maxRelativeDifference(last[...], all[((prompt.count - 1) * vocab)...]) < 1e-4)
         #expect(small.position == prompt.count)
+        small.reset()
+        let allSmall = try small.evaluate(prompt, allLogits: true)
+        #expect(maxRelativeDifference(allSmall[...], all[...]) < 1e-4)
     }
 
     @Test("one thread and three threads give bit-identical logits", arguments: 0..<EngineTests.shapes.count)
@@ -104,6 +107,20 @@ struct EngineTests {
         #expect(logits.allSatisfy { $0.isFinite })
     }
 
+    @Test("rope_freqs.weight divides the RoPE frequencies (all ones change nothing)")
+    func ropeFrequencyFactors() throws {
+        func logits(_ factor: Float?) throws -> [Float] {
+            let (model, dir) = try tinyModel(spec(.llama, .f32)) { w in
+                if let factor { w.addTensor(name: "rope_freqs.weight", shape: [8], floats: Array(repeating: factor, count: 8)) }
+            }
+            defer { dir.remove() }
+            return try GGUFContext(model: model, contextLength: 32, threads: 1).evaluate(prompt)
+        }
+        let plain = try logits(nil)
+        #expect(try logits(1) == plain)
+        #expect(maxRelativeDifference(try logits(4)[...], plain[...]) > 1e-3)
+    }
+
     @Test("reset forgets the cache: the same prompt gives the same logits again")
     func resetClearsCache() throws {
         let (model, dir) = try tinyModel(spec(.qwen3, .q8_0))
@@ -132,6 +149,22 @@ struct EngineTests {
         #expect(stats.finishReason == .contextFull)
         #expect(stats.generatedTokens == 6)     // positions 3..7 decoded, the 6th token fills no slot
         #expect(context.position == 8)
+    }
+
+    @Test("load parameters: the trained context length (capped at 4096) and every core unless given")
+    func loadParameters() throws {
+        var s = spec(.llama, .f32)
+        s.contextLength = 300
+        let (model, dir) = try tinyModel(s)
+        defer { dir.remove() }
+        #expect(model.trainedContextLength == 300)
+        let defaults = try GGUFContext(model: model, parameters: GGUFLoadParameters())
+        #expect(defaults.contextLength == 300)
+        #expect(defaults.threads == GGUFContext.defaultThreadCount)
+        let given = try GGUFContext(model: model, parameters: GGUFLoadParameters(contextLength: 64, threads: 1, batchSize: 8))
+        #expect(given.contextLength == 64 && given.threads == 1 && given.batchSize == 8)
+        #expect(given.memoryBytes >= 2 * 2 * 64 * 2 * 32)     // K and V, F16, 2 layers × 64 positions × kv dim 32
+        #expect(throws: GGUFError.self) { try GGUFContext(model: model, contextLength: 0, threads: 1) }
     }
 
     @Test("a token id outside the vocabulary is an error, not a crash")
@@ -192,9 +225,20 @@ struct EngineGenerationTests {
         let context = try GGUFContext(model: model, contextLength: 64, threads: 1)
         var asked = 0
         let stats = try context.generate(prompt: prompt, sampling: .greedy, maxTokens: 50, stop: [],
-                                         shouldContinue: { asked += 1; return asked <= 3 }, onText: { _ in })
+                                         shouldContinue: { asked += 1; return asked <= 4 }, onText: { _ in })
         #expect(stats.finishReason == .cancelled)
         #expect(stats.generatedTokens == 3)
+        #expect(asked == 1 + 3 + 1)     // before the prompt's only pass, before each of 3 tokens, then false
+
+        // A long prompt is evaluated in passes of batchSize; cancelling after the first pass stops there.
+        let small = try GGUFContext(model: model, contextLength: 64, threads: 1, batchSize: 4)
+        var passes = 0
+        let early = try small.generate(prompt: prompt, sampling: .greedy, maxTokens: 50, stop: [],
+                                       shouldContinue: { passes += 1; return passes <= 1 }, onText: { _ in })
+        #expect(early.finishReason == .cancelled)
+        #expect(early.tokens.isEmpty)
+        #expect(early.evaluatedPromptTokens == 4)
+        #expect(small.position == 4)
     }
 
     @Test("an end-of-generation token ends generation and is not emitted")
@@ -280,6 +324,55 @@ struct StopSequenceFilterTests {
     }
 }
 
+/// A tiny qwen2 model: the llama layout under the qwen2 name, plus q/k/v biases (`biasScale` × N(0, 1)).
+private func qwen2Writer(biasScale: Float, withBiases: Bool = true) -> GGUFWriter {
+    var w = GGUFWriter.tinyModel(spec(.llama, .f32))
+    for i in w.entries.indices where w.entries[i].key.hasPrefix("llama.") {
+        w.entries[i].key = "qwen2." + w.entries[i].key.dropFirst("llama.".count)
+    }
+    w.set("general.architecture", .string("qwen2"))
+    var rng = SeededGenerator(seed: 99)
+    if withBiases {
+        for layer in 0..<2 {
+            for (name, n) in [("attn_q", 64), ("attn_k", 32), ("attn_v", 32)] {
+                w.addTensor(name: "blk.\(layer).\(name).bias", shape: [n], floats: (0..<n).map { _ in rng.normal(std: biasScale) })
+            }
+        }
+    }
+    return w
+}
+
+@Suite("Engine qwen2")
+struct EngineQwen2Tests {
+    func logits(_ writer: GGUFWriter) throws -> [Float] {
+        let dir = try TemporaryDirectory()
+        defer { dir.remove() }
+        try writer.write(to: dir.path + "/m.gguf")
+        let model = try GGUFModel(path: dir.path + "/m.gguf")
+        return try GGUFContext(model: model, contextLength: 32, threads: 2).evaluate(prompt)
+    }
+
+    @Test("qwen2 adds its q/k/v biases (zero biases change nothing, others do)")
+    func biasesAreApplied() throws {
+        let zero = try logits(qwen2Writer(biasScale: 0))
+        let again = try logits(qwen2Writer(biasScale: 0))
+        let biased = try logits(qwen2Writer(biasScale: 0.5))
+        #expect(zero == again)
+        #expect(maxRelativeDifference(biased[...], zero[...]) > 1e-3)
+    }
+
+    @Test("a qwen2 model without its biases is an invalid file, naming the tensor")
+    func missingBias() throws {
+        do {
+            _ = try logits(qwen2Writer(biasScale: 0, withBiases: false))
+            Issue.record("expected an error")
+        } catch let error as GGUFError {
+            #expect(error.kind == .invalidFormat)
+            #expect(error.message.contains("attn_q.bias"))
+        }
+    }
+}
+
 @Suite("Engine model validation")
 struct EngineValidationTests {
     @Test("an unknown architecture is unsupported and named")
@@ -305,6 +398,30 @@ struct EngineValidationTests {
         } catch let error as GGUFError {
             #expect(error.kind == .invalidFormat)
             #expect(error.message.contains("blk.1.ffn_up.weight"))
+        }
+    }
+
+    @Test("a tokenizer with more tokens than embedding rows is an invalid file")
+    func vocabularyMismatch() throws {
+        do {
+            _ = try tinyModel(spec(.llama, .f32)) { w in
+                guard let i = w.entries.firstIndex(where: { $0.key == "tokenizer.ggml.tokens" }),
+                      case .array(var tokens) = w.entries[i].value else { return }
+                tokens.append(.string("extra"))
+                w.set("tokenizer.ggml.tokens", .array(tokens))
+                if let j = w.entries.firstIndex(where: { $0.key == "tokenizer.ggml.scores" }), case .array(var scores) = w.entries[j].value {
+                    scores.append(.float32(0))
+                    w.set("tokenizer.ggml.scores", .array(scores))
+                }
+                if let j = w.entries.firstIndex(where: { $0.key == "tokenizer.ggml.token_type" }), case .array(var types) = w.entries[j].value {
+                    types.append(.int32(1))
+                    w.set("tokenizer.ggml.token_type", .array(types))
+                }
+            }
+            Issue.record("expected an error")
+        } catch let error as GGUFError {
+            #expect(error.kind == .invalidFormat)
+            #expect(error.message.contains("token_embd.weight"))
         }
     }
 

@@ -132,7 +132,7 @@ struct GGUFMemoryProbe {
         let d = try GGUFModelDescription(file: file)
         let ctx = GGUFMemoryEstimateTests.contextLength
         // The KV cache size from the model's shape, independently of GGUFMemoryEstimate.
-        let headDim = try #require(file.int("\(d.architecture).attention.key_length") ?? (d.embeddingLength / d.headCount))
+        let headDim = file.int("\(d.architecture).attention.key_length") ?? (d.embeddingLength / d.headCount)
         let kvHeads = try #require(file.int("\(d.architecture).attention.head_count_kv"))
         let layers = try #require(file.int("\(d.architecture).block_count"))
         let kvBytes = layers * kvHeads * headDim * 2 * ctx * 2

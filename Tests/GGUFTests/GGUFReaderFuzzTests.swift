@@ -162,4 +162,33 @@ struct GGUFReaderFuzzTests {
         #expect((outcome.rejected[.unsupported] ?? 0) > 10, "unknown tensor types and versions")
         #expect(outcome.rejected[.io] == nil)
     }
+
+    @Test("a real model's header cut through every region, and 500 byte-flipped copies, never crash",
+          .enabled(if: TestData.isAvailable, TestData.skipReason))
+    func realHeader() throws {
+        let dir = try Self.scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = TestData.model("stories260K.gguf")
+        let base = try Data(contentsOf: URL(fileURLWithPath: path))
+        let dataOffset = try GGUFFile(path: path).dataOffset
+        // Every byte of the fixed header and the tensor directory; every 7th through the vocabulary.
+        let firstName = Data([17, 0, 0, 0, 0, 0, 0, 0] + Array("token_embd.weight".utf8))
+        let directoryStart = try #require(base.range(of: firstName, in: 0..<dataOffset)).lowerBound
+        let cuts = Array(0..<256) + Array(stride(from: 256, to: directoryStart, by: 7)) + Array(directoryStart..<dataOffset)
+        var outcome = Outcome()
+        for cut in cuts {
+            try Self.check(base.prefix(cut), in: dir, &outcome, "stories260K cut at \(cut)")
+        }
+        #expect(outcome.opened == 0)
+        var rng = SeededGenerator(seed: 260)
+        for i in 0..<500 {
+            var d = base
+            for _ in 0..<(1 + rng.next() % 6) {
+                d[Int(rng.next() % UInt64(dataOffset))] ^= UInt8(truncatingIfNeeded: 1 + rng.next() % 255)
+            }
+            try Self.check(d, in: dir, &outcome, "stories260K flip set \(i)")
+        }
+        #expect(outcome.total == cuts.count + 500)
+        #expect(outcome.opened > 0, "flips inside token strings leave a valid file")
+    }
 }

@@ -235,8 +235,30 @@ struct GGUFReaderMalformedTests {
         var d = Data()
         d.append(contentsOf: [0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0])
         d.append(contentsOf: bytes([UInt64(0), 1]))
-        d.append(contentsOf: bytes([UInt64(1)]) + [UInt8(ascii: "k")] + bytes([UInt32(9), UInt32(0)]) + bytes([UInt64(1 << 24 + 1)]))
-        d.append(Data(count: 1 << 24 + 1))
+        d.append(contentsOf: bytes([UInt64(1)]) + [UInt8(ascii: "k")] + bytes([UInt32(9), UInt32(0)]) + bytes([UInt64(1 << 23 + 1)]))
+        d.append(Data(count: 1 << 23 + 1))
         try expectInvalid(d, mentioning: ["refusing"])
+    }
+
+    @Test("a hostile 100,000-character key or tensor name is shortened in the error message")
+    func longNames() throws {
+        defer { dir.remove() }
+        var w = GGUFWriter()
+        let longKey = String(repeating: "k\u{7}", count: 50_000)
+        w.set(longKey, .uint8(1))
+        var (d, layout) = w.encode()
+        d.put(UInt32(42), at: layout.metadataValueTypeOffsets[0])
+        let error = try #require(try openError(d, in: dir))
+        #expect(error.message.count < 400)
+        #expect(error.message.contains("k?k?k?"))
+        #expect(error.message.contains("…"))
+
+        w = GGUFWriter()
+        w.addTensor(name: String(repeating: "t", count: 100_000), shape: [1], floats: [1])
+        (d, layout) = w.encode()
+        d.put(UInt64(d.count), at: layout.tensorOffsetFieldOffsets[0])
+        let tensorError = try #require(try openError(d, in: dir))
+        #expect(tensorError.message.count < 400)
+        #expect(tensorError.message.contains("extends past end of file"))
     }
 }

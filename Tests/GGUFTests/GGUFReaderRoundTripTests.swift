@@ -205,4 +205,72 @@ struct GGUFReaderRoundTripTests {
         #expect(file.stringArray("tokenizer.ggml.tokens")?.count == 300)
         #expect(file.stringArray("tokenizer.ggml.tokens")?[3 + 10] == "<0x0A>")
     }
+
+    @Test("the mapping is read-only and private, and goes away with the file object",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/maps"), "needs Linux /proc"))
+    func mappingLifetime() throws {
+        var w = GGUFWriter()
+        w.addTensor(name: "t", shape: [1024], floats: (0..<1024).map(Float.init))
+        let dir = try TemporaryDirectory(prefix: "gguf-mapping")
+        defer { dir.remove() }
+        let path = dir.path + "/mapped.gguf"
+        try w.write(to: path)
+        // /proc/self/maps is generated a chunk per read(): read it with one large buffer so that other
+        // tests mapping and unmapping files meanwhile cannot make an entry slip between chunks.
+        func mappings() -> [Substring] {
+            let fd = open("/proc/self/maps", O_RDONLY)
+            guard fd >= 0 else { return [] }
+            defer { close(fd) }
+            var text: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 1 << 22)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                text += buffer[0..<n]
+            }
+            return String(decoding: text, as: UTF8.self).split(separator: "\n").filter { $0.hasSuffix(path) }
+        }
+        var file: GGUFFile? = try GGUFFile(path: path)
+        var lines = mappings()
+        for _ in 0..<5 where lines.isEmpty { lines = mappings() }
+        #expect(lines.count == 1)
+        #expect(lines.first?.split(separator: " ").dropFirst().first == "r--p", "PROT_READ, MAP_PRIVATE")
+        // Advice is only a hint: the bytes stay the same.
+        file?.prefetchTensorData()
+        file?.adviseRandomAccess()
+        let t = try #require(file?.tensor(named: "t"))
+        #expect(file.map { Array($0.bytes(of: t)) } == GGUFWriter.encode((0..<1024).map(Float.init), as: .f32))
+        file = nil
+        #expect(mappings().isEmpty, "unmapped when the GGUFFile is released")
+    }
+
+    @Test("invalid UTF-8 in strings is repaired with U+FFFD exactly as the standard library repairs it")
+    func invalidUTF8() throws {
+        // The writer only writes valid strings, so build the file and patch string bytes in place.
+        var rng = SeededGenerator(seed: 8)
+        let interesting: [UInt8] = [0x41, 0x80, 0xBF, 0xC0, 0xC2, 0xDF, 0xE0, 0xE1, 0xED, 0xEF, 0xF0, 0xF4, 0xF5, 0xFF, 0xA0, 0x9F, 0x90, 0x8F]
+        let samples: [[UInt8]] = (0..<400).map { i in
+            (0..<(1 + Int(rng.next() % 10))).map { _ in
+                i % 2 == 0 ? UInt8(truncatingIfNeeded: rng.next()) : interesting[Int(rng.next() % UInt64(interesting.count))]
+            }
+        }
+        var w = GGUFWriter()
+        w.set("s", .array(samples.map { .string(String(repeating: "x", count: $0.count)) }))
+        var (data, layout) = w.encode()
+        var offset = layout.metadataValueTypeOffsets[0] + 4 + 4 + 8
+        for sample in samples {
+            offset += 8
+            data.replaceSubrange(offset..<offset + sample.count, with: sample)
+            offset += sample.count
+        }
+        let dir = try TemporaryDirectory(prefix: "gguf-utf8")
+        defer { dir.remove() }
+        try data.write(to: URL(fileURLWithPath: dir.path + "/u.gguf"))
+        let read = try #require(try GGUFFile(path: dir.path + "/u.gguf").stringArray("s"))
+        #expect(read.count == samples.count)
+        for (got, sample) in zip(read, samples) {
+            #expect(Array(got.utf8) == Array(String(decoding: sample, as: UTF8.self).utf8), "\(sample)")
+        }
+        #expect(read.contains { $0.contains("\u{FFFD}") })
+    }
 }

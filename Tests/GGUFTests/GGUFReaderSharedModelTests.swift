@@ -150,4 +150,22 @@ struct GGUFReaderSharedModelTests {
         }
         #expect(end <= file.fileSize)
     }
+
+    @Test("the vocab-only GGUFs open: no tensors, their tokenizer arrays complete",
+          .enabled(if: TestData.isAvailable, TestData.skipReason),
+          arguments: [("ggml-vocab-gpt-2.gguf", "gpt2", 50257, 50000), ("ggml-vocab-llama-bpe.gguf", "llama", 128_256, 280_147),
+                      ("ggml-vocab-llama-spm.gguf", "llama", 32000, 0), ("ggml-vocab-qwen2.gguf", "qwen2", 151_936, 151_387)])
+    func vocabularies(file name: String, architecture: String, tokens: Int, merges: Int) throws {
+        let file = try GGUFFile(path: (TestData.root ?? "") + "/vocab/" + name)
+        #expect(file.tensors.isEmpty)
+        #expect(file.string("general.architecture") == architecture)
+        #expect(file.stringArray("tokenizer.ggml.tokens")?.count == tokens)
+        #expect(file.intArray("tokenizer.ggml.token_type")?.count == tokens)
+        #expect((file.stringArray("tokenizer.ggml.merges")?.count ?? 0) == merges)
+        // The hyper-parameters of the original model are there, the weights are not.
+        let d = try GGUFModelDescription(file: file)
+        #expect(d.vocabSize == tokens)
+        #expect(d.parameterCount == 0 && d.tensorBytes == 0 && d.tensorTypeCounts.isEmpty)
+        #expect(!d.hasTiedOutput, "no token embedding either, so nothing is tied")
+    }
 }

@@ -36,6 +36,8 @@ swift build -c release --product engine-bench >&2
 BIN="$(swift build -c release --show-bin-path)/engine-bench"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 OUT="$("$BIN" "$MODEL" --threads "$THREADS" --pp 128 --tg 64 --reps "$REPS")"
+# One thread for comparison (shows how much the second thread adds on this machine).
+OUT1="$("$BIN" "$MODEL" --threads 1 --pp 128 --tg 64 --reps "$REPS" | grep -E '^\| (pp|tg)')"
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo '?')"
 CPU="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^ //' || uname -m)"
 
@@ -45,14 +47,16 @@ CPU="$(grep -m1 'model name' /proc/cpuinfo 2>/dev/null | cut -d: -f2- | sed 's/^
     echo "Native GGUF engine (RunAnywhereGGUF), random-weight model shaped like Qwen3-0.6B: 28 layers,"
     echo "hidden 1024, 16 q heads / 8 kv heads × 128, ffn 3072, tied embeddings, vocab 151936, every matrix Q8_0"
     echo "(written by bench/engine-first/make_model.py). pp128 = 128 tokens in one batch into an empty cache;"
-    echo "tg64 = 64 tokens decoded one at a time. Mean ± sd over $REPS runs (bench/engine-first/run.sh)."
+    echo "tg64 = 64 tokens decoded one at a time. Mean ± sd and best of $REPS runs (bench/engine-first/run.sh)."
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
     echo "- CPU: $CPU, $(nproc) cores visible; kernel path chosen at run time"
-    echo "- load average before / after: $LOAD_BEFORE / $LOAD_AFTER (other work on the machine slows the numbers)"
+    echo "- load average before / after: $LOAD_BEFORE / $LOAD_AFTER (other work on the machine slows the numbers;"
+    echo "  when other processes keep the cores busy a second thread adds little: compare the 1-thread rows)"
     echo
     echo '```'
     echo "$OUT"
+    echo "$OUT1"
     echo '```'
 } > bench/results/engine-first.md
 cat bench/results/engine-first.md

@@ -31,6 +31,14 @@ int ra_pool_size(const ra_pool *pool);
 /// Not re-entrant: one run at a time per pool. A NULL pool runs fn(ctx, 0, 1) on the caller.
 void ra_pool_run(ra_pool *pool, ra_pool_fn fn, void *ctx);
 
+/// A slice of a parallel loop: items [i0, i1), run by thread `ith` (use ith only to pick per-thread scratch).
+typedef void (*ra_range_fn)(void *ctx, int64_t i0, int64_t i1, int ith);
+
+/// Parallel loop over n items in chunks of `chunk` that the caller and the workers claim as they go.
+/// Workers join only while the loop is open: when one is not scheduled in time the others (at least the
+/// caller) do its share, so a busy machine does not stall the loop. Returns when all items are done.
+void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *ctx);
+
 // MARK: - Half precision (own conversions, round to nearest even)
 
 /// IEEE binary16 -> binary32.
@@ -95,8 +103,8 @@ typedef struct {
     float *scratch;          ///< ra_attention_scratch_floats(...) floats
 } ra_attention_params;
 
-/// Floats of scratch ra_attention needs for a pool of nth threads and a cache of n_ctx positions.
-int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim);
+/// Floats of scratch ra_attention needs for a pool of nth threads, a cache of n_ctx positions and n_head query heads.
+int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim, int64_t n_head);
 
 /// Runs attention for every (token, head) pair, split over the pool.
 void ra_attention(ra_pool *pool, const ra_attention_params *p);

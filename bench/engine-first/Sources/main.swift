@@ -1,9 +1,10 @@
 // engine-bench: prompt (pp) and decode (tg) throughput of the native GGUF engine, like llama-bench.
 //
-//   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3]
+//   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //
 // pp: `pp` random tokens evaluated as one batch into an empty cache; tg: `tg` tokens decoded one at a
-// time into an empty cache. Each is repeated `reps` times; the mean and spread are printed as Markdown.
+// time after `depth` random tokens already in the cache (0: an empty cache). Each is repeated `reps`
+// times; mean, spread and best run are printed as Markdown.
 import Foundation
 import RunAnywhereGGUF
 
@@ -13,12 +14,12 @@ func fail(_ message: String) -> Never {
 }
 
 var args = Array(CommandLine.arguments.dropFirst())
-var threads = 2, pp = 128, tg = 64, reps = 3
+var threads = 2, pp = 128, tg = 64, reps = 3, depth = 0
 var path: String?
 while !args.isEmpty {
     let a = args.removeFirst()
-    func value() -> Int {
-        guard !args.isEmpty, let v = Int(args.removeFirst()), v > 0 else { fail("\(a) needs a positive number") }
+    func value(minimum: Int = 1) -> Int {
+        guard !args.isEmpty, let v = Int(args.removeFirst()), v >= minimum else { fail("\(a) needs a number >= \(minimum)") }
         return v
     }
     switch a {
@@ -26,14 +27,15 @@ while !args.isEmpty {
     case "--pp": pp = value()
     case "--tg": tg = value()
     case "--reps": reps = value()
+    case "--depth": depth = value(minimum: 0)
     case "-h", "--help":
-        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N]")
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
     }
 }
-guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N]") }
+guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]") }
 
 let clock = ContinuousClock()
 func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
@@ -42,7 +44,7 @@ do {
     let t0 = clock.now
     let model = try GGUFModel(path: path)
     let loadSeconds = seconds(clock.now - t0)
-    let context = try GGUFContext(model: model, contextLength: max(pp, tg) + 16, threads: threads, batchSize: pp)
+    let context = try GGUFContext(model: model, contextLength: max(pp, depth + tg) + 16, threads: threads, batchSize: pp)
     var rng = SystemRandomNumberGenerator()
     let vocab = Int32(model.vocabularySize)
     let d = model.description
@@ -64,6 +66,7 @@ do {
     var tgRates: [Double] = []
     for _ in 0..<reps {
         context.reset()
+        if depth > 0 { _ = try context.evaluate((0..<depth).map { _ in Int32.random(in: 0..<vocab, using: &rng) }) }
         var token: Int32 = 1
         let start = clock.now
         for _ in 0..<tg {
@@ -77,13 +80,13 @@ do {
     func summary(_ r: [Double]) -> String {
         let mean = r.reduce(0, +) / Double(r.count)
         let sd = (r.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(1, r.count - 1))).squareRoot()
-        return String(format: "%.2f ± %.2f", mean, sd)
+        return String(format: "%.2f ± %.2f | %.2f", mean, sd, r.max() ?? 0)
     }
     print("")
-    print("| test | threads | tokens/s |")
-    print("|---|---:|---:|")
+    print("| test | threads | tokens/s (mean ± sd) | best |")
+    print("|---|---:|---:|---:|")
     print("| pp\(pp) | \(threads) | \(summary(ppRates)) |")
-    print("| tg\(tg) | \(threads) | \(summary(tgRates)) |")
+    print("| tg\(tg)\(depth > 0 ? " @ d\(depth)" : "") | \(threads) | \(summary(tgRates)) |")
 } catch {
     fail("engine-bench: \(error)")
 }

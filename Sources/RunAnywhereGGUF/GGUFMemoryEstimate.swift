@@ -3,7 +3,7 @@
 /// - `weightsBytes`: what the caller passes (normally ``GGUFModelDescription/tensorBytes``: the tensor
 ///   data, which becomes resident as the mapping is read).
 /// - `kvCacheBytes`: `blockCount × contextLength × headCountKV × (keyLength + valueLength) × kvBytesPerElement`.
-/// - `scratchBytes`: F32 buffers for one batch of `batchSize` tokens (see ``scratchBytes(description:contextLength:batchSize:)``).
+/// - `scratchBytes`: F32 buffers for one batch of `batchSize` tokens (see ``scratchBytes(description:contextLength:batchSize:threads:)``).
 ///
 /// It does not count the parsed metadata and tokenizer tables, nor allocator overhead.
 public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
@@ -37,24 +37,30 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
         product([d.blockCount, contextLength, d.headCountKV, sum([d.keyLength, d.valueLength]), bytesPerElement])
     }
 
-    /// Bytes of F32 scratch for one batch: the hidden state, residual and normed copies; q, k, v and
-    /// the attention output; the feed-forward gate and up projections; the attention scores of every
-    /// query head over the whole context; an activation-quantization buffer; and the logits
-    /// (`vocabSize × batchSize × 4`). Saturates at `Int.max` instead of overflowing.
-    public static func scratchBytes(description d: GGUFModelDescription, contextLength: Int, batchSize: Int) -> Int {
+    /// Threads assumed for the per-thread attention scratch when the caller does not say (an upper bound
+    /// for phones and laptops; the term is small: threads × rows × (context + 2 × head dim) floats).
+    public static let assumedThreads = 8
+
+    /// Bytes of scratch for one batch, laid out as the native engine allocates it: per token the hidden
+    /// state, residual and normed copies, q and the attention output, k and v, the feed-forward gate and
+    /// up projections, and the quantized activations (at most 4 bytes per element of the widest row);
+    /// per thread the attention rows over the context (`max(8, heads) × (context + 2 × head dim)` floats);
+    /// and one row of logits (`vocabSize × 4`, the last position's). Saturates at `Int.max`.
+    public static func scratchBytes(description d: GGUFModelDescription, contextLength: Int, batchSize: Int,
+                                    threads: Int = assumedThreads) -> Int {
         let qWidth = product([d.headCount, d.keyLength])
-        let kvWidth = product([d.headCountKV, sum([d.keyLength, d.valueLength])])
-        let attentionOut = product([d.headCount, d.valueLength])
-        let widest = max(d.embeddingLength, d.feedForwardLength, qWidth, attentionOut)
+        let kvWidth = product([d.headCountKV, d.keyLength])
+        let widest = max(d.embeddingLength, d.feedForwardLength, qWidth)
         let perToken = sum([
-            product([3, d.embeddingLength]),   // hidden, residual, normed
-            qWidth, kvWidth, attentionOut,      // q, k, v, attention output
-            product([2, d.feedForwardLength]), // gate, up
-            product([d.headCount, contextLength]), // attention scores
+            product([3, d.embeddingLength]),    // hidden, residual, normed
+            product([2, qWidth]),               // q, attention output
+            product([2, kvWidth]),              // k, v
+            product([2, d.feedForwardLength]),  // gate, up
             widest,                             // quantized activations (upper bound)
-            d.vocabSize,                        // logits
         ])
-        return product([perToken, batchSize, 4])
+        let attentionRows = max(8, d.headCount)
+        let attention = product([max(threads, 1), sum([product([attentionRows, sum([contextLength, product([2, d.keyLength])])]), 64])])
+        return product([sum([product([perToken, batchSize]), attention, d.vocabSize]), 4])
     }
 
     private static func product(_ values: [Int]) -> Int {

@@ -16,6 +16,7 @@ final class Transformer: @unchecked Sendable {
     private(set) var position = 0
 
     private let pool: OpaquePointer?
+    private let block: PageBlock
     private let kCache: UnsafeMutablePointer<UInt16>
     private let vCache: UnsafeMutablePointer<UInt16>
     private let kvDim: Int
@@ -45,58 +46,50 @@ final class Transformer: @unchecked Sendable {
         self.contextLength = contextLength
         self.batchSize = batchSize
         self.threads = min(max(1, threads), 512)
-        guard let pool = ra_pool_create(Int32(clamping: self.threads)) else {
-            throw GGUFError(.io, "could not start \(self.threads) worker threads")
-        }
-        self.pool = pool
         kvDim = c.headCountKV * c.keyLength
         let qDim = c.headCount * c.keyLength
-        kCache = .allocate(capacity: cacheElements)
-        vCache = .allocate(capacity: cacheElements)
-        // Not initialised: a position is always written before attention reads it (pages are committed lazily).
-        func floats(_ n: Int) -> UnsafeMutablePointer<Float> {
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: n)
-            p.initialize(repeating: 0, count: n)
-            return p
-        }
         let e = c.embeddingLength, f = c.feedForwardLength
-        x = floats(batchSize * e)
-        xn = floats(batchSize * e)
-        q = floats(batchSize * qDim)
-        k = floats(batchSize * kvDim)
-        v = floats(batchSize * kvDim)
-        attn = floats(batchSize * qDim)
-        tmp = floats(batchSize * e)
-        gate = floats(batchSize * f)
-        up = floats(batchSize * f)
         var quantBytes = 0
         var matrices = [weights.output, weights.tokenEmbedding]
         for l in weights.layers { matrices += [l.q, l.k, l.v, l.output, l.gate, l.up, l.down] }
         for m in matrices { quantBytes = max(quantBytes, Int(ra_row_bytes(m.activationType, Int64(m.columns)))) }
         quantBytes *= batchSize
-        quant = .allocate(byteCount: quantBytes, alignment: 64)
         let scratchFloats = Int(ra_attention_scratch_floats(Int32(clamping: self.threads), Int64(contextLength), Int64(c.keyLength), Int64(c.headCount)))
-        attentionScratch = floats(scratchFloats)
-        positions = .allocate(capacity: batchSize)
-        positions.initialize(repeating: 0, count: batchSize)
+
+        // Every large buffer lives in one block of pages from the system, so freeing the context gives
+        // the memory back at once (malloc'd blocks of this size may stay in an allocator arena).
+        var layout = PageBlock.Layout()
+        let kSlot = layout.add(cacheElements * 2), vSlot = layout.add(cacheElements * 2)
+        let floatSlots = [e, e, qDim, kvDim, kvDim, qDim, e, f, f].map { layout.add($0 * batchSize * 4) }
+        let quantSlot = layout.add(quantBytes)
+        let scratchSlot = layout.add(scratchFloats * 4)
+        let positionsSlot = layout.add(batchSize * 4)
+        let ropeSlot = layout.add((weights.ropeFrequencyFactors?.count ?? 0) * 4)
+        let block = try PageBlock(layout)
+        self.block = block
+        kCache = block.pointer(kSlot, as: UInt16.self)
+        vCache = block.pointer(vSlot, as: UInt16.self)
+        let fp = floatSlots.map { block.pointer($0, as: Float.self) }
+        (x, xn, q, k, v, attn, tmp, gate, up) = (fp[0], fp[1], fp[2], fp[3], fp[4], fp[5], fp[6], fp[7], fp[8])
+        quant = block.raw(quantSlot)
+        attentionScratch = block.pointer(scratchSlot, as: Float.self)
+        positions = block.pointer(positionsSlot, as: Int32.self)
         if let factors = weights.ropeFrequencyFactors {
-            let p = UnsafeMutablePointer<Float>.allocate(capacity: factors.count)
-            p.initialize(from: factors, count: factors.count)
+            let p = block.pointer(ropeSlot, as: Float.self)
+            p.update(from: factors, count: factors.count)
             ropeFactors = p
         } else {
             ropeFactors = nil
         }
-        allocatedBytes = cacheElements * 4 + 4 * (batchSize * (4 * e + 2 * qDim + 2 * kvDim + 2 * f) + scratchFloats)
-            + quantBytes + 4 * batchSize
+        allocatedBytes = block.byteCount
+        guard let pool = ra_pool_create(Int32(clamping: self.threads)) else {
+            throw GGUFError(.io, "could not start \(self.threads) worker threads")
+        }
+        self.pool = pool
     }
 
     deinit {
         ra_pool_destroy(pool)
-        kCache.deallocate(); vCache.deallocate()
-        for p in [x, xn, q, k, v, attn, tmp, gate, up, attentionScratch] { p.deallocate() }
-        quant.deallocate()
-        positions.deallocate()
-        ropeFactors?.deallocate()
     }
 
     /// Clears the KV cache (the next token is at position 0).

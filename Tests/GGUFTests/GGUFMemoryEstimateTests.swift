@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import CKernels
 import RunAnywhereGGUF
 import RunAnywhereTestSupport
 
@@ -41,8 +42,12 @@ struct GGUFMemoryEstimateTests {
         let e = GGUFMemoryEstimate(description: d, weightsBytes: d.tensorBytes, contextLength: 1000, batchSize: 8)
         #expect(e.weightsBytes == d.tensorBytes)
         #expect(e.kvCacheBytes == 3 * 2 * (32 + 32) * 1000 * 2)
-        let perToken = 3 * 64 + (128 + 2 * 64 + 128) + 2 * 96 + 4 * 1000 + 128 + 300
-        #expect(e.scratchBytes == perToken * 8 * 4)
+        // Per token: hidden/residual/normed 3×64, q and attention output 2×128, k and v 2×(2×32),
+        // gate and up 2×96, quantized activations ≤ the widest row (128); per thread (8 assumed) the
+        // attention rows max(8, 4) × (1000 + 2×32) + 64; one row of logits (300).
+        let perToken = 3 * 64 + 2 * 128 + 2 * 64 + 2 * 96 + 128
+        let attention = 8 * (8 * (1000 + 64) + 64)
+        #expect(e.scratchBytes == (perToken * 8 + attention + 300) * 4)
         #expect(e.totalBytes == e.weightsBytes + e.kvCacheBytes + e.scratchBytes)
         let f32 = GGUFMemoryEstimate(description: d, weightsBytes: 0, contextLength: 1000, batchSize: 8, kvBytesPerElement: 4)
         #expect(f32.kvCacheBytes == 2 * e.kvCacheBytes)
@@ -148,16 +153,50 @@ struct GGUFMemoryProbe {
             checksum &+= bytes[offset]
             offset += page
         }
-        let kv = UnsafeMutableRawPointer.allocate(byteCount: kvBytes, alignment: page)
-        defer { kv.deallocate() }
+        // Pages straight from the system, as the engine allocates its KV cache and scratch (ra_alloc_pages):
+        // heap blocks could reuse pages the metadata parse already made resident and hide the growth.
+        let kv = try #require(ra_alloc_pages(kvBytes))
+        defer { ra_free_pages(kv, kvBytes) }
         for p in stride(from: 0, to: kvBytes, by: page) { kv.storeBytes(of: checksum | 1, toByteOffset: p, as: UInt8.self) }
         let afterKV = try Self.residentBytes()
-        let scratch = UnsafeMutableRawPointer.allocate(byteCount: scratchBytes, alignment: page)
-        defer { scratch.deallocate() }
+        let scratch = try #require(ra_alloc_pages(scratchBytes))
+        defer { ra_free_pages(scratch, scratchBytes) }
         for p in stride(from: 0, to: scratchBytes, by: page) { scratch.storeBytes(of: checksum | 1, toByteOffset: p, as: UInt8.self) }
         let after = try Self.residentBytes()
 
         let report = Report(baselineBytes: baseline, afterKVBytes: afterKV, afterBytes: after, kvBytes: kvBytes, scratchBytes: scratchBytes)
         try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: out))
+    }
+}
+
+@Suite("GGUF memory estimate vs the engine")
+struct GGUFEngineMemoryTests {
+    @Test("the KV cache and scratch the engine allocates are within 10% of the estimate", arguments: [1, 2, 8])
+    func engineAllocation(threads: Int) throws {
+        for arch in [TinyModelSpec.Architecture.llama, .qwen3] {
+            var spec = TinyModelSpec()
+            spec.architecture = arch
+            spec.embeddingLength = 128
+            spec.headCount = 8
+            spec.headCountKV = 2
+            spec.headDim = 32
+            spec.feedForwardLength = 256
+            spec.vocabSize = 1000
+            spec.contextLength = 1024
+            let dir = try TemporaryDirectory(prefix: "gguf-engine-memory")
+            defer { dir.remove() }
+            let path = dir.path + "/m.gguf"
+            try GGUFWriter.tinyModel(spec).write(to: path)
+            let model = try GGUFModel(path: path)
+            for (context, batch) in [(1024, 256), (512, 32), (64, 8)] {
+                let ctx = try GGUFContext(model: model, contextLength: context, threads: threads, batchSize: batch)
+                let e = GGUFMemoryEstimate(description: model.description, weightsBytes: 0, contextLength: context, batchSize: batch)
+                let estimated = e.kvCacheBytes + GGUFMemoryEstimate.scratchBytes(description: model.description, contextLength: context,
+                                                                                 batchSize: batch, threads: threads)
+                let allocated = ctx.memoryBytes + model.description.vocabSize * 4   // + the logits row the caller receives
+                let ratio = Double(allocated) / Double(estimated)
+                #expect(ratio > 0.9 && ratio < 1.1, "\(arch) ctx \(context) batch \(batch) threads \(threads): engine \(allocated), estimate \(estimated)")
+            }
+        }
     }
 }

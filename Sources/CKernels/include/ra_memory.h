@@ -1,10 +1,20 @@
-// Returning freed heap memory to the operating system (used after a model is unloaded).
+// Memory for the engine's large buffers, and returning freed heap memory to the operating system.
 #ifndef RUNANYWHERE_RA_MEMORY_H
 #define RUNANYWHERE_RA_MEMORY_H
+#include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/// Zeroed, page-aligned memory straight from the operating system (mmap), for buffers of megabytes
+/// (KV cache, activations). Unlike malloc'd blocks, which glibc may keep in an arena after free once its
+/// dynamic mmap threshold has grown, these go back to the system the moment they are freed.
+/// Returns NULL when the system refuses.
+void *ra_alloc_pages(size_t bytes);
+
+/// Frees memory from ra_alloc_pages (`bytes` as passed to it). NULL is ignored.
+void ra_free_pages(void *ptr, size_t bytes);
 
 /// Asks the C allocator to give free heap pages back to the system (glibc: malloc_trim on every arena).
 /// Returns 1 when memory was released, 0 when there was nothing to release or the allocator cannot.

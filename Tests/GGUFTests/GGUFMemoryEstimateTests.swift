@@ -8,8 +8,8 @@ import RunAnywhereTestSupport
 /// -----------------------------------
 /// Swift Testing runs suites in parallel inside one process, so the process RSS during a test also
 /// moves with whatever other tests allocate. The check therefore runs in a child process: the test
-/// binary re-launches itself (`/proc/self/exe --testing-library swift-testing --filter GGUFMemoryProbe`)
-/// with `RUNANYWHERE_GGUF_MEMORY_PROBE` naming the model. In that child, with nothing else running,
+/// binary re-launches itself through ``ChildProcessProbe`` (`--filter GGUFMemoryProbe`) with
+/// `RUNANYWHERE_GGUF_MEMORY_PROBE_MODEL` naming the model. In that child, with nothing else running,
 /// ``GGUFMemoryProbe`` opens the model and parses its description (header pages and metadata become
 /// part of the baseline), reads resident pages from `/proc/self/statm`, then
 ///   1. reads one byte of every page of the tensor data section of the mapping,
@@ -85,8 +85,8 @@ struct GGUFMemoryEstimateTests {
 /// The measuring half of the resident-memory check; runs only in the child process.
 @Suite("GGUFMemoryProbe")
 struct GGUFMemoryProbe {
-    static let modelVariable = "RUNANYWHERE_GGUF_MEMORY_PROBE"
-    static let outputVariable = "RUNANYWHERE_GGUF_MEMORY_PROBE_OUT"
+    static let probeName = "gguf-memory"
+    static let modelVariable = "RUNANYWHERE_GGUF_MEMORY_PROBE_MODEL"
 
     /// What the child measured.
     struct Report: Codable {
@@ -97,34 +97,17 @@ struct GGUFMemoryProbe {
         var scratchBytes: Int
     }
 
-    static var isChild: Bool { ProcessInfo.processInfo.environment[modelVariable] != nil }
+    static var isChild: Bool { ChildProcessProbe.isChild(probeName) }
 
     /// Runs the probe for `modelPath` in a child copy of this test binary and returns its report.
     static func runChild(modelPath: String) throws -> Report {
-        let executable = try #require(try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        let dir = try TemporaryDirectory(prefix: "gguf-memory")
-        defer { dir.remove() }
-        let out = dir.path + "/report.json"
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = ["--testing-library", "swift-testing", "--filter", "GGUFMemoryProbe"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[modelVariable] = modelPath
-        environment[outputVariable] = out
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "the probe process failed")
-        return try JSONDecoder().decode(Report.self, from: Data(contentsOf: URL(fileURLWithPath: out)))
+        let data = try #require(try ChildProcessProbe.run(suite: "GGUFMemoryProbe", name: probeName, environment: [modelVariable: modelPath]),
+                                "the probe process failed")
+        return try JSONDecoder().decode(Report.self, from: data)
     }
 
     static func residentBytes() throws -> Int {
-        let text = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8)
-        let fields = text.split(separator: " ")
-        let pages = try #require(fields.count > 1 ? Int(fields[1]) : nil)
-        return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+        Int(try #require(ChildProcessProbe.residentBytes()))
     }
 
     @Test("measure resident memory for one model (child process only)",
@@ -132,7 +115,6 @@ struct GGUFMemoryProbe {
     func probe() throws {
         let env = ProcessInfo.processInfo.environment
         let path = try #require(env[Self.modelVariable])
-        let out = try #require(env[Self.outputVariable])
         let file = try GGUFFile(path: path)
         let d = try GGUFModelDescription(file: file)
         let ctx = GGUFMemoryEstimateTests.contextLength
@@ -165,7 +147,7 @@ struct GGUFMemoryProbe {
         let after = try Self.residentBytes()
 
         let report = Report(baselineBytes: baseline, afterKVBytes: afterKV, afterBytes: after, kvBytes: kvBytes, scratchBytes: scratchBytes)
-        try JSONEncoder().encode(report).write(to: URL(fileURLWithPath: out))
+        try ChildProcessProbe.report(try JSONEncoder().encode(report))
     }
 }
 

@@ -308,7 +308,8 @@ struct FileDownloaderTests {
 
     @Test("refuses a second concurrent download of the same file")
     func concurrentSameFile() async throws {
-        let f = try DownloadFixture(size: 500_000) { $0.bandwidthBytesPerSecond = 1_000_000 }
+        // 2.5 s at this rate, so the second call lands while the first still holds the file on a loaded machine.
+        let f = try DownloadFixture(size: 500_000) { $0.bandwidthBytesPerSecond = 200_000 }
         defer { f.cleanUp() }
         let first = Task { try await FileDownloader(policy: fastPolicy()).download(f.request(sha: f.sha)) }
         while f.server.requests.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }

@@ -100,7 +100,7 @@ struct ModelDownloadTests {
         #expect(progress.first?.bytesPerSecond == nil)
         let speeds = progress.compactMap(\.bytesPerSecond)
         #expect(!speeds.isEmpty)
-        #expect(speeds.allSatisfy { $0 > 400_000 && $0 < 2_500_000 })
+        #expect(speeds.allSatisfy { $0 > 100_000 && $0 < 2_500_000 }, "speeds \(speeds) under a 1 MB/s cap (low end slack for a loaded machine)")
         #expect(progress.contains { $0.etaSeconds != nil })
         #expect(progress.last?.fraction == 1)
     }

@@ -112,6 +112,25 @@ struct ResidencyTests {
         #expect(await env.sdk.models.state().loaded.isEmpty)
     }
 
+    @Test("a load that fails leaves what was resident as it was")
+    func failedLoadKeepsState() async throws {
+        // Learn the estimates at two context lengths, then set a budget between them.
+        let probe = try DemoEnvironment(); defer { probe.close() }
+        let pid = try await probe.demo(.forest)
+        let small = try await probe.sdk.models.load(id: pid, options: LoadOptions(contextLength: 256)).estimatedMemoryBytes
+        let large = try await probe.sdk.models.load(id: pid, options: LoadOptions(contextLength: 2048)).estimatedMemoryBytes
+        #expect(large > small)
+        let env = try DemoEnvironment { RunAnywhereConfiguration(storageRoot: $0, memoryBudgetBytes: (small + large) / 2, environment: [:]) }
+        defer { env.close() }
+        let id = try await env.demo(.forest)
+        let first = try await env.sdk.models.load(id: id, options: LoadOptions(contextLength: 256))
+        #expect(await errorCode { try await env.sdk.models.load(id: id, options: LoadOptions(contextLength: 2048)) } == .insufficientMemory)
+        let state = await env.sdk.models.state()
+        #expect(state.loaded.count == 1 && state.loaded.first?.contextLength == 256 && state.loaded.first?.loadedAt == first.loadedAt)
+        let r = try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 3))
+        #expect(r.outputTokens > 0, "the model that was resident still answers")
+    }
+
     @Test("concurrent loads of one model share one load")
     func coalescedLoads() async throws {
         let env = try DemoEnvironment(); defer { env.close() }

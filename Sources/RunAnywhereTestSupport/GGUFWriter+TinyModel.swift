@@ -3,6 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CKernels
 import RunAnywhereGGUF
 
 /// A small deterministic random generator (SplitMix64) for reproducible fixtures.
@@ -69,6 +70,9 @@ public struct TinyModelSpec: Sendable, Hashable {
     public var weightStd: Float = 0.1
     /// Random seed.
     public var seed: UInt64 = 1
+    /// When set, matrix values are first quantized to this type and back (so an F32 model can hold exactly
+    /// the values a quantized model of the same seed holds).
+    public var valuesRoundedThrough: GGMLType?
 
     /// The default tiny llama.
     public init() {}
@@ -82,7 +86,8 @@ extension GGUFWriter {
     /// - Precondition: `weightType` is `.f32`, `.f16` or `.q8_0`, and for `.q8_0` every row length
     ///   is a multiple of 32; `vocabSize >= 259`.
     public static func tinyModel(_ spec: TinyModelSpec) -> GGUFWriter {
-        precondition([.f32, .f16, .q8_0].contains(spec.weightType), "tinyModel writes F32, F16 or Q8_0 matrices")
+        precondition([.f32, .f16, .q8_0].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
+                     "tinyModel cannot write \(spec.weightType.name) matrices")
         precondition(spec.vocabSize >= 259, "vocabulary needs at least 259 tokens")
         let arch = spec.architecture.rawValue
         var w = GGUFWriter()
@@ -125,7 +130,8 @@ extension GGUFWriter {
         var rng = SeededGenerator(seed: spec.seed)
         var normRng = SeededGenerator(seed: spec.seed &+ 1_000_003)
         func matrix(_ name: String, _ cols: Int, _ rows: Int) {
-            let values = (0..<(cols * rows)).map { _ in rng.normal(std: spec.weightStd) }
+            var values = (0..<(cols * rows)).map { _ in rng.normal(std: spec.weightStd) }
+            if let through = spec.valuesRoundedThrough { values = roundTrip(values, through: through) }
             w.addTensor(name: name, shape: [cols, rows], type: spec.weightType, data: encode(values, as: spec.weightType))
         }
         func norm(_ name: String, _ n: Int) {
@@ -155,8 +161,8 @@ extension GGUFWriter {
         return w
     }
 
-    /// Encodes floats as F32, F16 or Q8_0 bytes (Q8_0: blocks of 32, scale = max|x| / 127 stored as F16,
-    /// values rounded half away from zero).
+    /// Encodes floats as F32, F16 or Q8_0 bytes written here (Q8_0: blocks of 32, scale = max|x| / 127 stored
+    /// as F16, values rounded half away from zero), or in another block format through the engine's quantizers.
     public static func encode(_ values: [Float], as type: GGMLType) -> [UInt8] {
         var out: [UInt8] = []
         switch type {
@@ -180,7 +186,27 @@ extension GGUFWriter {
                 start += 32
             }
         default:
-            preconditionFailure("encode(_:as:) handles F32, F16 and Q8_0, not \(type.name)")
+            // Other block formats through the engine's own quantizers (BF16, Q4_0, Q4_1, Q5_0, Q5_1).
+            precondition(ra_quantize_supported(Int32(type.rawValue)) != 0, "encode(_:as:) cannot write \(type.name)")
+            precondition(values.count % type.blockSize == 0, "\(type.name) needs a multiple of \(type.blockSize) values")
+            out = [UInt8](repeating: 0, count: values.count / type.blockSize * type.typeSize)
+            values.withUnsafeBufferPointer { src in
+                out.withUnsafeMutableBytes { dst in
+                    ra_quantize_row(Int32(type.rawValue), src.baseAddress, dst.baseAddress, Int64(values.count))
+                }
+            }
+        }
+        return out
+    }
+
+    /// `values` after a round trip through `type` (quantize, then dequantize with the engine's kernels).
+    public static func roundTrip(_ values: [Float], through type: GGMLType) -> [Float] {
+        let bytes = encode(values, as: type)
+        var out = [Float](repeating: 0, count: values.count)
+        bytes.withUnsafeBytes { src in
+            out.withUnsafeMutableBufferPointer { dst in
+                ra_dequantize_row(Int32(type.rawValue), src.baseAddress, dst.baseAddress, Int64(values.count))
+            }
         }
         return out
     }

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+import RunAnywhereGGUF
+import RunAnywhereTestSupport
+
+/// Every weight type the engine accepts, end to end: a model stored in that type must give the logits of
+/// an F32 model holding exactly the same (dequantized) values. What may differ is only the activation
+/// rounding each type implies (Q8_0/Q8_1 blocks, F16/BF16 activations), so the tolerance is that of the
+/// engine's correctness bar for quantized models.
+@Suite("Engine weight types")
+struct EngineWeightTypeTests {
+    static let types: [GGMLType] = [.f16, .bf16, .q8_0, .q4_0, .q4_1, .q5_0, .q5_1]
+
+    @Test("a model stored in each weight type computes what its dequantized F32 twin computes", arguments: types)
+    func weightType(type: GGMLType) throws {
+        let dir = try TemporaryDirectory(prefix: "engine-types")
+        defer { dir.remove() }
+        var spec = TinyModelSpec()
+        spec.architecture = .qwen3
+        spec.embeddingLength = 64
+        spec.headCount = 4
+        spec.headCountKV = 2
+        spec.headDim = 32
+        spec.feedForwardLength = 96
+        spec.vocabSize = 320
+        spec.weightStd = 0.3
+        spec.seed = 11
+        spec.weightType = type
+        let stored = dir.path + "/stored.gguf"
+        try GGUFWriter.tinyModel(spec).write(to: stored)
+        spec.weightType = .f32
+        spec.valuesRoundedThrough = type
+        let twin = dir.path + "/twin.gguf"
+        try GGUFWriter.tinyModel(spec).write(to: twin)
+
+        let prompt: [Int32] = [1, 300, 7, 42, 299, 260, 5, 17]
+        func logits(_ path: String) throws -> [Float] {
+            let model = try GGUFModel(path: path)
+            let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
+            return try context.evaluate(prompt)
+        }
+        let a = try logits(stored)
+        let b = try logits(twin)
+        #expect(a.count == b.count && a.count == spec.vocabSize)
+        let scale = b.map(abs).max() ?? 1
+        let worst = zip(a, b).map { abs($0 - $1) }.max() ?? 0
+        #expect(worst / scale <= 5e-2, "\(type.name): max |Δ| \(worst) against max |logit| \(scale)")
+        let top = b.indices.max { b[$0] < b[$1] } ?? 0
+        let second = b.indices.filter { $0 != top }.max { b[$0] < b[$1] } ?? 0
+        if b[top] - b[second] > 2 * worst {
+            #expect(a.indices.max { a[$0] < a[$1] } == top, "\(type.name): argmax differs")
+        }
+    }
+}

@@ -20,24 +20,30 @@ struct FaultCampaignTests {
         let workers = 4
         let server = try LoopbackHTTPServer()
         defer { server.stop() }
+        server.recordsRequests = false
         let tally = CampaignTally()
         let started = Date()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for w in 0..<workers {
                 group.addTask {
-                    let dir = try TemporaryDirectory(prefix: "runanywhere-chaos")
-                    defer { dir.remove() }
-                    let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(
-                        storageRoot: dir.url, environment: ["HOME": dir.path]))
-                    var policy = fastPolicy(stall: 0.3)
-                    policy.maxRetryAfter = 0.05
-                    sdk.models.downloads.policy = policy
                     var run = w
                     while run < runs {
-                        var rng = SplitMix64(seed: seed &+ UInt64(run) &* 0x9E37_79B9)
-                        let plan = try CampaignRun.make(index: run, rng: &rng, server: server)
-                        try await plan.execute(sdk: sdk, server: server, tally: tally)
-                        run += workers
+                        // A fresh storage root every 25 runs: deleted models stay registered, and a registry of
+                        // thousands would measure the registry rather than the faults.
+                        let dir = try TemporaryDirectory(prefix: "runanywhere-chaos")
+                        defer { dir.remove() }
+                        let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(
+                            storageRoot: dir.url, environment: ["HOME": dir.path]))
+                        var policy = fastPolicy(stall: 0.3)
+                        policy.maxRetryAfter = 0.05
+                        sdk.models.downloads.policy = policy
+                        for _ in 0..<25 where run < runs {
+                            var rng = SplitMix64(seed: seed &+ UInt64(run) &* 0x9E37_79B9)
+                            let plan = try CampaignRun.make(index: run, rng: &rng, server: server)
+                            try await plan.execute(sdk: sdk, server: server, tally: tally)
+                            for file in plan.files { server.removeRoutes(withPrefix: file.path) }
+                            run += workers
+                        }
                     }
                 }
             }

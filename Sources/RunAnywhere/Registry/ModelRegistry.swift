@@ -233,6 +233,12 @@ actor ModelRegistry {
             throw RunAnywhereError(.invalidConfiguration, "URL for '\(file.fileName)' carries credentials; use setHfToken (or a token header) instead of user:password in the URL.")
         }
         try validateRelativePath(file.fileName)
+        // A file is fetched into downloads/<id>/ beside these working files of other files; the names must not meet.
+        let last = file.fileName.split(separator: "/").last.map(String.init) ?? file.fileName
+        if last == ".lock" || reservedDownloadSuffixes.contains(where: { last.hasSuffix($0) }) {
+            throw RunAnywhereError(.invalidConfiguration,
+                "File name '\(file.fileName.prefix(100))' ends like the downloader's working files (\(reservedDownloadSuffixes.joined(separator: ", ")), .lock); rename it.")
+        }
         if let sha = file.sha256, sha.count != 64 || !sha.allSatisfy({ $0.isHexDigit }) {
             throw RunAnywhereError(.invalidConfiguration, "SHA-256 '\(sha)' for '\(file.fileName)' is not 64 hex digits.")
         }
@@ -240,6 +246,9 @@ actor ModelRegistry {
             throw RunAnywhereError(.invalidConfiguration, "Size \(size) for '\(file.fileName)' is negative.")
         }
     }
+
+    /// Suffixes of the files the downloader keeps beside a file while it arrives.
+    static let reservedDownloadSuffixes = [".partial", ".journal", ".verified", ".incoming"]
 
     /// A relative path inside a model folder: no `..`, no absolute path, no control characters, no empty parts.
     static func validateRelativePath(_ path: String) throws {

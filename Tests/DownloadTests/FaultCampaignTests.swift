@@ -296,29 +296,6 @@ struct CampaignRun {
     }
 }
 
-/// Runs `body`, giving up (as a failure) after `seconds`.
-func withTimeout<T: Sendable>(seconds: Double, _ body: @escaping @Sendable () async throws -> T) async -> Result<T, any Error> {
-    await withTaskGroup(of: Result<T, any Error>?.self) { group in
-        group.addTask {
-            do { return .success(try await body()) } catch { return .failure(error) }
-        }
-        group.addTask {
-            try? await Task.sleep(nanoseconds: UInt64(seconds * 1e9))
-            return nil
-        }
-        var result: Result<T, any Error> = .failure(TimedOut(seconds: seconds))
-        if let first = await group.next(), let value = first { result = value }
-        group.cancelAll()
-        return result
-    }
-}
-
-/// A step that did not finish in time.
-struct TimedOut: Error, CustomStringConvertible {
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s" }
-}
-
 /// The campaign's counts, shared by its workers.
 final class CampaignTally: Sendable {
     struct Snapshot {

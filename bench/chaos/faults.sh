@@ -1,10 +1,8 @@
 #!/usr/bin/env bash
-# Long fault campaign: 5,000 seeded downloads (single-file, multi-file, archive) against the loopback
-# server's fault schedule, through the public API. Prints the counts line; exits non-zero on any failure.
-#   bench/chaos/faults.sh [DOWNLOADS] [SEED]
+# Long fault campaign: seeded downloads (single-file, multi-file, archive models) through the public API
+# against the loopback server's random fault schedule. Prints the counts line; non-zero exit on any failure.
+#   bench/chaos/faults.sh [DOWNLOADS=5000] [SEED=20261130]
 set -euo pipefail
-cd "$(dirname "$0")/../.."
 export RUNANYWHERE_CHAOS_DOWNLOADS="${1:-5000}"
 export RUNANYWHERE_CHAOS_SEED="${2:-20261130}"
-swift build --build-tests >/dev/null
-swift test --skip-build --disable-xctest --filter FaultCampaignTests 2>&1 | grep -E "fault campaign:|✔|✘|Issue|error" 
+exec "$(dirname "$0")/run-tests.sh" FaultCampaignTests

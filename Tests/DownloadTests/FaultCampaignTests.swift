@@ -38,7 +38,7 @@ struct FaultCampaignTests {
                         policy.maxRetryAfter = 0.05
                         sdk.models.downloads.policy = policy
                         for _ in 0..<25 where run < runs {
-                            var rng = SplitMix64(seed: seed &+ UInt64(run) &* 0x9E37_79B9)
+                            var rng = SeededGenerator(seed: seed &+ UInt64(run) &* 0x9E37_79B9)
                             let plan = try CampaignRun.make(index: run, rng: &rng, server: server)
                             try await plan.execute(sdk: sdk, server: server, tally: tally)
                             for file in plan.files { server.removeRoutes(withPrefix: file.path) }
@@ -60,19 +60,6 @@ struct FaultCampaignTests {
 }
 
 // MARK: - Schedule
-
-/// Deterministic random numbers (SplitMix64).
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The faults the campaign draws from. `endsDownload` ones may legitimately end a download in an error.
 enum Fault: String, CaseIterable, Sendable {
@@ -119,7 +106,7 @@ struct CampaignRun {
     var archived: [String: [UInt8]]
     var registerSHA: Bool
 
-    static func make(index: Int, rng: inout SplitMix64, server: LoopbackHTTPServer) throws -> CampaignRun {
+    static func make(index: Int, rng: inout SeededGenerator, server: LoopbackHTTPServer) throws -> CampaignRun {
         let roll = Int.random(in: 0..<100, using: &rng)
         let kind: Kind = roll < 55 ? .single : (roll < 80 ? .multi : .archive)
         let id = "chaos-\(index)"
@@ -155,7 +142,7 @@ struct CampaignRun {
     }
 
     /// Sets the routes: each file with its fault plan, plus the aliases and loops its redirects lead to.
-    func publish(on server: LoopbackHTTPServer, rng: inout SplitMix64) {
+    func publish(on server: LoopbackHTTPServer, rng: inout SeededGenerator) {
         for file in files {
             var plan: [LoopbackAction] = []
             for (k, fault) in file.faults.enumerated() {

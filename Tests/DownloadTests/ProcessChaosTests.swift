@@ -116,7 +116,7 @@ struct ProcessChaosTests {
         let kills = ProcessInfo.processInfo.environment["RUNANYWHERE_CHAOS_KILLS"].flatMap(Int.init) ?? 4
         let f = try await Fixture()
         defer { f.cleanUp() }
-        var rng = SplitMix64(seed: 4242)
+        var rng = SeededGenerator(seed: 4242)
         var resumedFromPartial = 0, killedAfterDone = 0
         let fullTime = Double(Self.size) / Double(Self.rate)
         for k in 0..<kills {

@@ -188,3 +188,27 @@ func isDirectory(_ url: URL) -> Bool {
     var flag: ObjCBool = false
     return FileManager.default.fileExists(atPath: url.path, isDirectory: &flag) && flag.boolValue
 }
+
+@Suite("Interrupted installs")
+struct InterruptedInstallTests {
+    @Test("delete removes the unpacking folders a killed archive install left beside the model folder, and only those")
+    func staleUnpackingFolders() async throws {
+        let f = try SDKFixture()
+        defer { f.cleanUp() }
+        let body = testBytes(1000)
+        try await f.register("arch", body: body)
+        try await f.register("arch.extract-x", body: body)
+        let parent = f.sdk.models.storageRoot.appendingPathComponent("models/llamaCpp")
+        let uuid = UUID().uuidString, other = UUID().uuidString
+        let stale = [".arch.extract-\(uuid)", "..arch.extract-\(uuid).extracting-\(other)"]
+        let kept = [".arch.extract-x.extract-\(other)", ".archive.extract-\(uuid)"]
+        for name in stale + kept {
+            try FileManager.default.createDirectory(at: parent.appendingPathComponent(name).appendingPathComponent("model"),
+                                                    withIntermediateDirectories: true)
+            try Data([1, 2, 3]).write(to: parent.appendingPathComponent(name).appendingPathComponent("model/w.bin"))
+        }
+        try await f.sdk.models.delete(id: "arch")
+        for name in stale { #expect(!fileExists(parent.appendingPathComponent(name)), "\(name) was left") }
+        for name in kept { #expect(fileExists(parent.appendingPathComponent(name)), "\(name) belongs to another model") }
+    }
+}

@@ -212,12 +212,30 @@ actor ModelRegistry {
             }
             let partials = layout.downloadDirectory(id: id)
             if fm.fileExists(atPath: partials.path) { try fm.removeItem(at: partials) }
+            // Unpacking folders an interrupted (killed) archive install left beside the model folder.
+            let parent = dir.deletingLastPathComponent()
+            for name in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where Self.isUnpackingFolder(name, of: id) {
+                try fm.removeItem(at: parent.appendingPathComponent(name))
+            }
         } catch let error as RunAnywhereError {
             throw error
         } catch {
             throw RunAnywhereError(.storageFailure, "Could not delete the files of '\(id)': \(error.localizedDescription)", modelId: id)
         }
         cache.removeValue(forKey: dir.appendingPathComponent("manifest.json").path)
+    }
+
+    /// Whether `name` is `.<id>.extract-<UUID>` (an archive install's folder) or the extractor's own
+    /// `..<id>.extract-<UUID>.extracting-<UUID>` inside it.
+    static func isUnpackingFolder(_ name: String, of id: String) -> Bool {
+        for prefix in [".\(id).extract-", "..\(id).extract-"] where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            let parts = rest.components(separatedBy: ".extracting-")
+            if prefix.hasPrefix("..") ? parts.count == 2 : parts.count == 1, parts.allSatisfy({ UUID(uuidString: $0) != nil }) {
+                return true
+            }
+        }
+        return false
     }
 
     private func write(_ manifest: ModelManifest, to url: URL) throws {

@@ -137,4 +137,30 @@ struct RaceTests {
         #expect(await models.refresh().downloadedCount >= 1)
         print("races: refresh while downloading: \(c)")
     }
+
+    @Test("deleting a model while it downloads ends the download in a typed error or a verified install, never a wrong file")
+    func deleteWhileDownloading() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let bytes = DemoModel.gguf(.sea).data()
+        let info = try await env.mirror.registerDemoModel(.sea, with: env.sdk, bandwidthBytesPerSecond: max(50_000, bytes.count))
+        let models = env.sdk.models
+        let counts = Counts()
+        for round in 0..<3 {
+            let stream = try await models.download(id: info.id)
+            let pause = UInt64(100_000_000 * (round + 1))
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await Self.step("download", counts) { for try await _ in stream {} } }
+                group.addTask {
+                    try? await Task.sleep(nanoseconds: pause)
+                    await Self.step("delete", counts) { try await models.delete(id: info.id) }
+                }
+            }
+            #expect(await Self.consistent(env.sdk, id: info.id, bytes: bytes), "round \(round): \(counts.all)")
+            try await models.delete(id: info.id)
+        }
+        for try await _ in try await models.download(id: info.id) {}
+        #expect(await Self.consistent(env.sdk, id: info.id, bytes: bytes))
+        #expect(await models.get(id: info.id)?.isDownloaded == true)
+        print("races: delete while downloading: \(counts.all)")
+    }
 }

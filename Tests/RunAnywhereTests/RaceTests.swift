@@ -131,6 +131,7 @@ struct RaceTests {
         }
         let c = counts.all
         #expect(c["download"] == 1 && (c["refresh"] ?? 0) > 3, "\(c)")
+        #expect(c.keys.filter { $0.contains("error") }.isEmpty, "\(c)")
         let model = try #require(await models.get(id: info.id))
         #expect(model.isDownloaded)
         #expect(await Self.consistent(env.sdk, id: info.id, bytes: DemoModel.gguf(.forest).data()))

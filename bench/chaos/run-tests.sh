@@ -15,6 +15,7 @@ export RUNANYWHERE_TESTDATA="${RUNANYWHERE_TESTDATA:-$(cd .. && pwd)/shared/test
 copy="$(mktemp -d /tmp/chaos-bin.XXXXXX)"
 trap 'rm -rf "$copy"' EXIT
 cp "$bin/RunAnywherePackageTests.xctest" "$copy/"
+cp -R "$bin"/*.resources "$copy/"   # the built-in catalog is looked up next to the executable
 cp "$bin/runanywhere" "$copy/" && export RUNANYWHERE_CLI="$copy/runanywhere"
 start=$(date +%s)
 set +e

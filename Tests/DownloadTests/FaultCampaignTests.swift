@@ -50,7 +50,7 @@ struct FaultCampaignTests {
             try await group.waitForAll()
         }
         let t = tally.snapshot
-        print("fault campaign: seed \(seed), \(t.runs) downloads (\(t.kinds)), \(t.faults) faults injected (\(t.faultCounts)), "
+        print("fault campaign: seed \(seed), \(t.runs) downloads (\(t.kinds)), \(t.faults) faults injected (\(t.faultCounts)), files served \(t.quirks), "
               + "\(t.completed) completed verified, \(t.typedErrors) typed errors (\(t.errorCodes)), \(t.failures) failures, "
               + String(format: "%.1f s", Date().timeIntervalSince(started)))
         #expect(t.runs == runs)
@@ -92,6 +92,9 @@ struct CampaignFile {
     var body: [UInt8]
     var sha: String
     var faults: [Fault]
+    /// How the server treats the file besides the faults: `ranges` honours Range and sends an ETag;
+    /// `noRanges` always answers 200 with the whole file; `noValidator` sends no ETag, so nothing can resume.
+    var quirk = "ranges"
 }
 
 /// One seeded download.
@@ -134,6 +137,12 @@ struct CampaignRun {
             let count = Int.random(in: 0...3, using: &rng)
             let faults = (0..<count).map { _ in weights[Int.random(in: 0..<weights.count, using: &rng)] }
             files.append(CampaignFile(path: "/\(id)/\(name)", name: name, body: body, sha: try sha256Hex(body), faults: faults))
+        }
+        // Drawn from their own generator so the fault schedule of a seed stays what it was.
+        var quirks = SeededGenerator(seed: UInt64(index) &* 0x2545_F491_4F6C_DD1D ^ 0xC0FF_EE)
+        for i in files.indices {
+            let q = Int.random(in: 0..<10, using: &quirks)
+            files[i].quirk = q == 0 ? "noRanges" : (q == 1 ? "noValidator" : "ranges")
         }
         let registerSHA = Int.random(in: 0..<4, using: &rng) != 0
         let run = CampaignRun(index: index, kind: kind, id: id, files: files, archived: archived, registerSHA: registerSHA)
@@ -188,7 +197,8 @@ struct CampaignRun {
     }
 
     static func route(_ file: CampaignFile) -> LoopbackRoute {
-        LoopbackRoute(body: file.body, etag: "\"\(file.path)-v1\"", linkedSHA256: file.sha)
+        LoopbackRoute(body: file.body, etag: file.quirk == "noValidator" ? nil : "\"\(file.path)-v1\"",
+                      acceptsRanges: file.quirk != "noRanges", linkedSHA256: file.sha)
     }
 
     /// Whether the schedule holds a fault that may end a download with an error.
@@ -231,6 +241,7 @@ struct CampaignRun {
         try await models.delete(id: id)
         problems += leftovers(root: models.storageRoot)
         let injected = files.flatMap { file in file.faults.prefix(file.faults.count - (server.route(file.path)?.plan.count ?? 0)) }
+        for file in files { tally.quirk(file.quirk) }
         tally.record(kind: kind.rawValue, faults: injected, completed: (try? outcome.get()) != nil, problems: problems,
                      describe: "run \(index) (\(kind.rawValue), faults \(files.map { $0.faults.map(\.rawValue) }))")
     }
@@ -290,11 +301,16 @@ final class CampaignTally: Sendable {
         var kinds: [String: Int] = [:]
         var faultCounts: [String: Int] = [:]
         var errorCodes: [String: Int] = [:]
+        var quirks: [String: Int] = [:]
     }
 
     private let state = Mutex(Snapshot())
 
     var snapshot: Snapshot { state.withLock { $0 } }
+
+    func quirk(_ name: String) {
+        state.withLock { $0.quirks[name, default: 0] += 1 }
+    }
 
     func error(_ code: String) {
         state.withLock { $0.errorCodes[code, default: 0] += 1; $0.typedErrors += 1 }

@@ -75,6 +75,15 @@ struct ProcessChaosTests {
         return (0..<20).flatMap { i in block.map { $0 ^ UInt8(i) } }
     }()
 
+    /// The same bytes as `model/weights.bin` in a tar.gz (random bytes: it stays about 20 MB).
+    static let archive: [UInt8] = {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("kill-archive-\(UUID().uuidString).tar.gz")
+        defer { try? FileManager.default.removeItem(at: url) }
+        guard (try? writeArchive([.directory("model"), .file("model/weights.bin", body)], format: .tarGz, to: url)) != nil,
+              let data = try? Data(contentsOf: url) else { return [] }
+        return [UInt8](data)
+    }()
+
     /// A storage root with one registered model `killme` served at a capped rate.
     struct Fixture {
         let dir: TemporaryDirectory
@@ -83,15 +92,25 @@ struct ProcessChaosTests {
         let sha: String
         var home: URL { dir.url.appendingPathComponent("home") }
 
-        init(id: String = "killme", rate: Int = ProcessChaosTests.rate) async throws {
+        /// With `archive`, the model is `killme.tar.gz` holding `model/weights.bin`, unpacked with `model/` as its folder.
+        init(id: String = "killme", rate: Int = ProcessChaosTests.rate, archive: Bool = false) async throws {
             dir = try TemporaryDirectory(prefix: "runanywhere-kill")
             server = try LoopbackHTTPServer()
             body = ProcessChaosTests.body
-            sha = try sha256Hex(body)
-            server.setRoute("/\(id).bin", LoopbackRoute(body: body, etag: "\"\(id)\"", linkedSHA256: sha, bandwidthBytesPerSecond: rate))
+            let served = archive ? ProcessChaosTests.archive : body
+            sha = try sha256Hex(served)
+            let path = archive ? "/\(id).tar.gz" : "/\(id).bin"
+            server.setRoute(path, LoopbackRoute(body: served, etag: "\"\(id)\"", linkedSHA256: sha, bandwidthBytesPerSecond: rate))
             let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: home, environment: ["HOME": dir.path]))
-            _ = try await sdk.registerModel(id: id, name: id, url: server.url("/\(id).bin").absoluteString, framework: .llamaCpp,
-                                            modality: .language, sha256: sha, sizeBytes: Int64(body.count))
+            if archive {
+                _ = try await sdk.registerModel(archive: server.url(path).absoluteString,
+                                                structure: ArchiveStructure(rootDirectory: "model", expectedFiles: ["weights.bin"]),
+                                                id: id, name: id, framework: .llamaCpp, modality: .language,
+                                                sha256: sha, sizeBytes: Int64(served.count))
+            } else {
+                _ = try await sdk.registerModel(id: id, name: id, url: server.url(path).absoluteString, framework: .llamaCpp,
+                                                modality: .language, sha256: sha, sizeBytes: Int64(served.count))
+            }
         }
 
         func cleanUp() {
@@ -104,17 +123,19 @@ struct ProcessChaosTests {
             let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: home, environment: ["HOME": dir.path]))
             guard let model = await sdk.models.get(id: id) else { return (false, "\(id) is no longer registered") }
             guard model.isDownloaded else { return (false, nil) }
-            guard let path = model.primaryFilePath, fileBytes(path) == body else {
+            guard let folder = model.localPath, fileBytes(folder.appendingPathComponent("weights.bin")) == body
+                    || model.primaryFilePath.flatMap(fileBytes) == body else {
                 return (true, "\(id) is marked downloaded but its file is missing or wrong")
             }
             return (true, nil)
         }
     }
 
-    @Test("kill -9 of a pull at random points: the registry stays consistent and a new process resumes to a verified file")
-    func kills() async throws {
+    @Test("kill -9 of a pull at random points: the registry stays consistent and a new process resumes to a verified file",
+          arguments: ["file", "archive"])
+    func kills(kind: String) async throws {
         let kills = ProcessInfo.processInfo.environment["RUNANYWHERE_CHAOS_KILLS"].flatMap(Int.init) ?? 4
-        let f = try await Fixture()
+        let f = try await Fixture(archive: kind == "archive")
         defer { f.cleanUp() }
         var rng = SeededGenerator(seed: 4242)
         var resumedFromPartial = 0, killedAfterDone = 0
@@ -141,8 +162,10 @@ struct ProcessChaosTests {
             let done = await f.consistency()
             #expect(done.downloaded && done.problem == nil, "after kill \(k): \(done.problem ?? "not downloaded")")
             try await sdk.models.delete(id: "killme")
+            let left = listTree(f.home).filter { !isDirectory(f.home.appendingPathComponent($0)) && !$0.hasSuffix("/manifest.json") }
+            #expect(left.isEmpty, "after kill \(k) and delete, left behind: \(left)")
         }
-        print("process kills: \(kills) kills of `runanywhere models pull`, \(resumedFromPartial) resumed from a partial, "
+        print("process kills (\(kind)): \(kills) kills of `runanywhere models pull`, \(resumedFromPartial) resumed from a partial, "
               + "\(killedAfterDone) landed after completion, \(kills) verified resumes, failures: 0 unless reported above")
         #expect(resumedFromPartial > 0)
     }

@@ -93,7 +93,8 @@ struct CampaignFile {
     var sha: String
     var faults: [Fault]
     /// How the server treats the file besides the faults: `ranges` honours Range and sends an ETag;
-    /// `noRanges` always answers 200 with the whole file; `noValidator` sends no ETag, so nothing can resume.
+    /// `noRanges` always answers 200 with the whole file; `noValidator` sends no ETag, so nothing can resume;
+    /// `weakETag` sends only a weak one (If-Range never matches); `lastModifiedOnly` has a date and no ETag.
     var quirk = "ranges"
 }
 
@@ -138,11 +139,12 @@ struct CampaignRun {
             let faults = (0..<count).map { _ in weights[Int.random(in: 0..<weights.count, using: &rng)] }
             files.append(CampaignFile(path: "/\(id)/\(name)", name: name, body: body, sha: try sha256Hex(body), faults: faults))
         }
-        // Drawn from their own generator so the fault schedule of a seed stays what it was.
+        // Drawn from their own generator so the fault schedule of a seed stays what it was: 1 in 10 of each quirk.
         var quirks = SeededGenerator(seed: UInt64(index) &* 0x2545_F491_4F6C_DD1D ^ 0xC0FF_EE)
+        let special = ["noRanges", "noValidator", "weakETag", "lastModifiedOnly"]
         for i in files.indices {
             let q = Int.random(in: 0..<10, using: &quirks)
-            files[i].quirk = q == 0 ? "noRanges" : (q == 1 ? "noValidator" : "ranges")
+            files[i].quirk = q < special.count ? special[q] : "ranges"
         }
         let registerSHA = Int.random(in: 0..<4, using: &rng) != 0
         let run = CampaignRun(index: index, kind: kind, id: id, files: files, archived: archived, registerSHA: registerSHA)
@@ -197,8 +199,14 @@ struct CampaignRun {
     }
 
     static func route(_ file: CampaignFile) -> LoopbackRoute {
-        LoopbackRoute(body: file.body, etag: file.quirk == "noValidator" ? nil : "\"\(file.path)-v1\"",
-                      acceptsRanges: file.quirk != "noRanges", linkedSHA256: file.sha)
+        let etag: String? = switch file.quirk {
+        case "noValidator", "lastModifiedOnly": nil
+        case "weakETag": "W/\"\(file.path)-v1\""
+        default: "\"\(file.path)-v1\""
+        }
+        return LoopbackRoute(body: file.body, etag: etag,
+                             lastModified: file.quirk == "lastModifiedOnly" ? "Mon, 30 Nov 2026 10:00:00 GMT" : nil,
+                             acceptsRanges: file.quirk != "noRanges", linkedSHA256: file.sha)
     }
 
     /// Whether the schedule holds a fault that may end a download with an error.

@@ -188,4 +188,35 @@ struct ProcessChaosTests {
         let leftovers = listTree(f.home.appendingPathComponent("downloads/shared")).filter { $0 != ".lock" }
         #expect(leftovers.isEmpty, "left in downloads/shared: \(leftovers)")
     }
+
+    @Test("`models rm` in one process while another pulls: the pull exits with an error code, nothing is corrupt, a new pull completes")
+    func removeWhilePulling() async throws {
+        let f = try await Fixture()
+        defer { f.cleanUp() }
+        var statuses: [String] = []
+        for delay in [0.4, 1.4] {
+            let pull = try CLIProcess(["models", "pull", "killme", "--quiet"], home: f.home)
+            try await Task.sleep(nanoseconds: UInt64(delay * 1e9))
+            let remove = try CLIProcess(["models", "rm", "killme"], home: f.home)
+            let removed = await remove.wait(timeout: 30)
+            let removeLog = remove.log
+            #expect(removed == 0, "rm after \(delay) s exited \(String(describing: removed)): \(removeLog)")
+            let status = await pull.wait(timeout: 30)
+            let log = pull.log
+            statuses.append("rm at \(delay) s: pull exit \(status.map(String.init) ?? "timeout") \(log.split(separator: "\n").last ?? "")")
+            // 0 when it finished first; otherwise one of the documented exit codes (storage, network, interrupted).
+            #expect(status.map { [0, 1, 4, 5, 7, 130].contains($0) } == true, "pull exited \(String(describing: status)): \(log)")
+            let state = await f.consistency()
+            #expect(state.problem == nil, "after rm at \(delay) s: \(state.problem ?? "")")
+            let again = try CLIProcess(["models", "pull", "killme", "--quiet"], home: f.home)
+            let final = await again.wait(timeout: 30)
+            let againLog = again.log
+            #expect(final == 0, "\(againLog)")
+            let done = await f.consistency()
+            #expect(done.downloaded && done.problem == nil)
+            let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: f.home, environment: ["HOME": f.dir.path]))
+            try await sdk.models.delete(id: "killme")
+        }
+        print("remove while pulling: \(statuses)")
+    }
 }

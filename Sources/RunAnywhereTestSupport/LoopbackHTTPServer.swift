@@ -46,6 +46,19 @@ public final class LoopbackHTTPServer: Sendable {
         core.state.withLock { $0.routes[path] = route }
     }
 
+    /// Removes the route for `path` and every route whose path starts with `path` (long campaigns free their bodies).
+    public func removeRoutes(withPrefix path: String) {
+        core.state.withLock { s in
+            for key in s.routes.keys where key.hasPrefix(path) { s.routes[key] = nil }
+        }
+    }
+
+    /// Whether requests are recorded (default true); long runs turn it off so memory stays flat.
+    public var recordsRequests: Bool {
+        get { core.state.withLock { $0.recordsRequests } }
+        set { core.state.withLock { $0.recordsRequests = newValue } }
+    }
+
     /// The current state of the route for `path` (its plan shrinks as requests consume it).
     public func route(_ path: String) -> LoopbackRoute? {
         core.state.withLock { $0.routes[path] }
@@ -83,6 +96,7 @@ final class LoopbackServerCore: Sendable {
     struct State {
         var routes: [String: LoopbackRoute]
         var requests: [LoopbackRequest] = []
+        var recordsRequests = true
         var openConnections: Set<Int32> = []
         var isStopped = false
     }
@@ -178,7 +192,7 @@ final class LoopbackServerCore: Sendable {
     /// Records the request and takes the next action of its route.
     func take(_ request: LoopbackRequest) -> (LoopbackRoute, LoopbackAction)? {
         state.withLock { s in
-            s.requests.append(request)
+            if s.recordsRequests { s.requests.append(request) }
             var key = request.path
             if s.routes[key] == nil, let q = key.firstIndex(of: "?") { key = String(key[..<q]) }
             guard var route = s.routes[key] else { return nil }

@@ -45,3 +45,57 @@ struct DiskFullTests {
         #expect(fileBytes(request.destination) == body)
     }
 }
+
+@Suite("Disk full through the public API", .enabled(if: canMount, "needs root to mount a small tmpfs that really fills up"))
+struct ModelDiskFullTests {
+    @Test("the disk filling mid-download gives insufficientStorage, keeps the partial resumable, and the download completes once space is freed",
+          arguments: ["delete-filler", "grow-volume"])
+    func fillsMidDownload(freeBy: String) async throws {
+        let dir = try TemporaryDirectory(prefix: "runanywhere-diskfull-model")
+        #expect(mount("tmpfs", dir.path, "tmpfs", 0, "size=1m") == 0)
+        let root = dir.url.appendingPathComponent("root")
+        let server = try LoopbackHTTPServer()
+        defer {
+            server.stop()
+            umount2(dir.path, 0)
+            dir.remove()
+        }
+        let body = testBytes(700_000, seed: 44)
+        server.setRoute("/big.bin", LoopbackRoute(body: body, etag: "\"big\"", bandwidthBytesPerSecond: 700_000))
+        let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: root, environment: ["HOME": dir.path]))
+        var policy = fastPolicy()
+        policy.freeSpace = { try availableDiskBytes(at: $0) }   // the real volume: 1 MB, enough when the download starts
+        sdk.models.downloads.policy = policy
+        _ = try await sdk.registerModel(id: "big", name: "big", url: server.url("/big.bin").absoluteString, framework: .llamaCpp,
+                                        modality: .language, sha256: try sha256Hex(body), sizeBytes: Int64(body.count))
+        // Another writer takes the rest of the volume once the download is under way.
+        let filler = dir.url.appendingPathComponent("filler")
+        let stream = try await sdk.models.download(id: "big")
+        await #expect {
+            for try await event in stream {
+                if case .progress(let p) = event, p.bytesDone > 150_000, !fileExists(filler) {
+                    let fd = open(filler.path, O_WRONLY | O_CREAT, 0o644)
+                    let chunk = [UInt8](repeating: 7, count: 64 * 1024)
+                    while chunk.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+                    close(fd)
+                }
+            }
+        } throws: { ($0 as? RunAnywhereError)?.code == .insufficientStorage && ($0 as? RunAnywhereError)?.modelId == "big" }
+        #expect(await sdk.models.get(id: "big")?.isDownloaded == false)
+        #expect(await sdk.models.isResumable(id: "big"))
+
+        if freeBy == "delete-filler" {
+            try FileManager.default.removeItem(at: filler)
+        } else {
+            #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT), "size=4m") == 0)
+        }
+        let events = try await collect(try await sdk.models.download(id: "big"))
+        guard case .started(_, _, let resumed) = events.first else {
+            Issue.record("first event: \(String(describing: events.first))")
+            return
+        }
+        #expect(resumed > 100_000)
+        let model = try #require(events.last?.completedModel)
+        #expect(fileBytes(try #require(model.primaryFilePath)) == body)
+    }
+}

@@ -212,12 +212,30 @@ actor ModelRegistry {
             }
             let partials = layout.downloadDirectory(id: id)
             if fm.fileExists(atPath: partials.path) { try fm.removeItem(at: partials) }
+            // Unpacking folders an interrupted (killed) archive install left beside the model folder.
+            let parent = dir.deletingLastPathComponent()
+            for name in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where Self.isUnpackingFolder(name, of: id) {
+                try fm.removeItem(at: parent.appendingPathComponent(name))
+            }
         } catch let error as RunAnywhereError {
             throw error
         } catch {
             throw RunAnywhereError(.storageFailure, "Could not delete the files of '\(id)': \(error.localizedDescription)", modelId: id)
         }
         cache.removeValue(forKey: dir.appendingPathComponent("manifest.json").path)
+    }
+
+    /// Whether `name` is `.<id>.extract-<UUID>` (an archive install's folder) or the extractor's own
+    /// `..<id>.extract-<UUID>.extracting-<UUID>` inside it.
+    static func isUnpackingFolder(_ name: String, of id: String) -> Bool {
+        for prefix in [".\(id).extract-", "..\(id).extract-"] where name.hasPrefix(prefix) {
+            let rest = name.dropFirst(prefix.count)
+            let parts = rest.components(separatedBy: ".extracting-")
+            if prefix.hasPrefix("..") ? parts.count == 2 : parts.count == 1, parts.allSatisfy({ UUID(uuidString: $0) != nil }) {
+                return true
+            }
+        }
+        return false
     }
 
     private func write(_ manifest: ModelManifest, to url: URL) throws {
@@ -233,6 +251,12 @@ actor ModelRegistry {
             throw RunAnywhereError(.invalidConfiguration, "URL for '\(file.fileName)' carries credentials; use setHfToken (or a token header) instead of user:password in the URL.")
         }
         try validateRelativePath(file.fileName)
+        // A file is fetched into downloads/<id>/ beside these working files of other files; the names must not meet.
+        let last = file.fileName.split(separator: "/").last.map(String.init) ?? file.fileName
+        if last == ".lock" || reservedDownloadSuffixes.contains(where: { last.hasSuffix($0) }) {
+            throw RunAnywhereError(.invalidConfiguration,
+                "File name '\(file.fileName.prefix(100))' ends like the downloader's working files (\(reservedDownloadSuffixes.joined(separator: ", ")), .lock); rename it.")
+        }
         if let sha = file.sha256, sha.count != 64 || !sha.allSatisfy({ $0.isHexDigit }) {
             throw RunAnywhereError(.invalidConfiguration, "SHA-256 '\(sha)' for '\(file.fileName)' is not 64 hex digits.")
         }
@@ -240,6 +264,9 @@ actor ModelRegistry {
             throw RunAnywhereError(.invalidConfiguration, "Size \(size) for '\(file.fileName)' is negative.")
         }
     }
+
+    /// Suffixes of the files the downloader keeps beside a file while it arrives.
+    static let reservedDownloadSuffixes = [".partial", ".journal", ".verified", ".incoming"]
 
     /// A relative path inside a model folder: no `..`, no absolute path, no control characters, no empty parts.
     static func validateRelativePath(_ path: String) throws {

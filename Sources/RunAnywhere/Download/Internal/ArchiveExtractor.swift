@@ -50,6 +50,7 @@ package enum ArchiveExtractor {
         }
         do {
             let summary = try extractEntries(of: archive.path, into: staging, maxTotalBytes: maxTotalBytes, cancellation: cancellation)
+            try refuseLinksLeaving(staging, archive: archive.lastPathComponent)
             try moveIntoPlace(staging, destination.path, replaceExisting: replaceExisting)
             return summary
         } catch {
@@ -209,6 +210,34 @@ package enum ArchiveExtractor {
                 throw RunAnywhereError(.extractionFailed, "\(archive) holds '\(raw)', which goes through the symbolic link '\(prefix)'; refusing to extract it.")
             }
         }
+    }
+
+    /// Refuses any symbolic link below `folder` that resolves outside it or to nothing. Links can chain
+    /// (`b -> .`, then `c -> b/b/..`), so each entry's own target can look harmless: resolve them on disk.
+    package static func refuseLinksLeaving(_ folder: String, archive: String) throws {
+        guard let root = realPath(folder) else {
+            throw RunAnywhereError(.storageFailure, "Cannot resolve \(folder): \(String(cString: strerror(errno))).")
+        }
+        func walk(_ relative: String) throws {
+            let path = relative.isEmpty ? root : root + "/" + relative
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] {
+                let child = relative.isEmpty ? name : relative + "/" + name
+                var info = stat()
+                guard lstat(root + "/" + child, &info) == 0 else { continue }
+                switch info.st_mode & 0o170000 {
+                case 0o120000:
+                    guard let resolved = realPath(root + "/" + child), resolved == root || resolved.hasPrefix(root + "/") else {
+                        throw RunAnywhereError(.extractionFailed,
+                            "\(archive) holds a symbolic link '\(child)' that leads outside its folder or to nothing; refusing to extract it.")
+                    }
+                case 0o040000:
+                    try walk(child)
+                default:
+                    break
+                }
+            }
+        }
+        try walk("")
     }
 
     private static func checkSymlink(_ path: String, target: String, raw: String, archive: String) throws {

@@ -68,7 +68,12 @@ package enum CurlTransfer {
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL,
                       let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https", next.host != nil else {
                     throw TransferError.permanent(RunAnywhereError(.downloadFailed,
-                        "\(url.absoluteString) redirected to '\(location)', which is not an http or https URL."))
+                        "\(url.absoluteString) redirected to '\(withoutCredentials(location))', which is not an http or https URL."))
+                }
+                // Credentials a server puts into a redirect would be sent on by libcurl as Basic auth: refuse.
+                guard next.user == nil, next.password == nil else {
+                    throw TransferError.permanent(RunAnywhereError(.downloadFailed,
+                        "\(url.absoluteString) redirected to '\(withoutCredentials(location))', a URL carrying credentials; refusing to follow it."))
                 }
                 hops.append(head)
                 url = next
@@ -76,6 +81,17 @@ package enum CurlTransfer {
         }
         throw TransferError.permanent(RunAnywhereError(.downloadFailed,
             "Too many redirects (more than \(options.maxRedirects)) starting at \(request.url.absoluteString)."))
+    }
+
+    /// `location` with any `user:password@` part removed, for messages.
+    static func withoutCredentials(_ location: String) -> String {
+        guard var parts = URLComponents(string: location) else {
+            return location.contains("@") ? "(a URL with credentials)" : location
+        }
+        guard parts.user != nil || parts.password != nil else { return location }
+        parts.user = nil
+        parts.password = nil
+        return parts.string ?? "(a URL with credentials)"
     }
 
     private enum Outcome {

@@ -156,7 +156,9 @@ final class PartialFileSink: TransferSink {
         flushedAt = offset
         startOffset = offset
         total = journal?.totalBytes ?? attempt.request.expectedSize
-        expectedSHA256 = attempt.request.expectedSHA256
+        // A checksum the server announced for these partial bytes still applies when the resume's answer
+        // (a 416, or a 206 from a host that does not repeat the header) carries none.
+        expectedSHA256 = attempt.request.expectedSHA256 ?? journal?.expectedSHA256
     }
 
     func receive(head: HTTPResponseHead) throws -> Bool {
@@ -182,6 +184,7 @@ final class PartialFileSink: TransferSink {
                 written = 0
                 flushedAt = 0
                 startOffset = 0
+                expectedSHA256 = request.expectedSHA256   // another version of the file: the old announcement is void
             }
             total = head.contentLength ?? head.linkedSize ?? request.expectedSize
         case 416:

@@ -154,6 +154,8 @@ struct ModelDownloadWork: Sendable {
                 throw RunAnywhereError(.extractionFailed,
                     "\(file.fileName) has no top folder '\(root)' as its ArchiveStructure.rootDirectory declares.", modelId: model.id)
             }
+            // Links that stayed inside the archive may still climb out of the folder that becomes the model folder.
+            try ArchiveExtractor.refuseLinksLeaving(content.path, archive: file.fileName)
         }
         for expected in structure.expectedFiles where !FileManager.default.fileExists(atPath: content.appendingPathComponent(expected).path) {
             throw RunAnywhereError(.extractionFailed,
@@ -244,6 +246,10 @@ struct ModelDownloadWork: Sendable {
         var message = error.message
         if error.code == .authenticationRequired, let repo = huggingFaceRepository() {
             message = "\(repo) is gated or private: accept its terms on the website, then set a token with RunAnywhere.setHfToken(_:). (\(error.message))"
+        }
+        // A server may echo the request (its Authorization header) in an error page that the message quotes.
+        if let token = tokens.token, !token.isEmpty {
+            message = message.replacingOccurrences(of: token, with: "<hf-token>")
         }
         return RunAnywhereError(error.code, message, modelId: error.modelId ?? model.id)
     }

@@ -48,6 +48,9 @@ let package = Package(
             swiftSettings: [.unsafeFlags(["-O"])]
         ),
 
+        // Download benchmark driver (bench/download/run.sh); not a product.
+        .executableTarget(name: "download-bench", dependencies: ["RunAnywhere"], path: "bench/download/Sources"),
+
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),

@@ -167,9 +167,8 @@ package final class PrefixHasher: Sendable {
     }
 
     private func loop() {
-        let chunk = 4 * 1024 * 1024
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: chunk, alignment: 64)
-        defer { buffer.deallocate() }
+        let batch: Int64 = 2 << 20, window: Int64 = 8 << 20
+        let page = Int64(max(4096, sysconf(Int32(_SC_PAGESIZE))))
         var hashed: Int64 = 0
         let hasher: SHA256Hasher
         do { hasher = try SHA256Hasher() } catch {
@@ -180,7 +179,8 @@ package final class PrefixHasher: Sendable {
             let mode = mode.load(ordering: .acquiring)
             if mode == 2 { return }
             let target = available.load(ordering: .acquiring)
-            guard hashed < target else {
+            // Wait for a few MiB rather than chase each write; once finishing, take what is left.
+            guard target - hashed >= batch || (mode == 1 && hashed < target) else {
                 if mode == 1 {
                     let digest = hasher.hexDigest()
                     state.withLock { $0.digest = digest }
@@ -189,16 +189,26 @@ package final class PrefixHasher: Sendable {
                 usleep(1000)
                 continue
             }
-            let n = pread(fd, buffer.baseAddress, Int(min(Int64(chunk), target - hashed)), off_t(hashed))
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else {
-                let reason = n < 0 ? String(cString: strerror(errno)) : "the file is shorter than expected"
-                state.withLock { $0.failure = RunAnywhereError(.storageFailure, "Cannot read back \(path) at \(hashed) to hash it: \(reason).") }
+            let end = min(target, hashed + window)
+            do {
+                try hashMapped(hasher, from: hashed, to: end, page: page)
+            } catch {
+                state.withLock { $0.failure = error }
                 return
             }
-            hasher.update(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-            hashed += Int64(n)
+            hashed = end
             state.withLock { $0.hashed = hashed }
         }
+    }
+
+    /// Hashes bytes [from, to) of the file straight from the page cache through a read-only mapping (no copy).
+    private func hashMapped(_ hasher: SHA256Hasher, from: Int64, to: Int64, page: Int64) throws(RunAnywhereError) {
+        let base = from - from % page
+        let length = Int(to - base)
+        guard let map = mmap(nil, length, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, off_t(base)), map != MAP_FAILED else {
+            throw RunAnywhereError(.storageFailure, "Cannot map \(path) at \(from) to hash it: \(String(cString: strerror(errno))).")
+        }
+        defer { munmap(map, length) }
+        hasher.update(UnsafeRawBufferPointer(start: map + Int(from - base), count: Int(to - from)))
     }
 }

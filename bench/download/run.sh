@@ -90,30 +90,28 @@ measure() {
     printf '%s\t%s\t%s\t%s\t%s\n' "$scenario" "$tool" "$rep" "$(tail -1 "$TIMEF")" "${out//$'\n'/ }" >> "$RAW"
 }
 
-# A kill -9 at a random point, then a resume: nginx's byte counts against what the file needed.
+# A kill -9 at a random point, then a resume. The process SIGKILLs itself from its progress callback once a
+# random byte count (10-90 % of the file) is written, so the bytes it had received are known; nginx's byte
+# counts give what the server sent to both runs.
 kill_resume() {
     local rep="$1" url="$CAPPED_URL/big.bin" log="$BENCH_DIR/access-capped.log"
-    while true; do
-        rm -rf "$RUN"; mkdir -p "$RUN"; : > "$log"
-        local delay; delay="$(awk -v r="$RANDOM" 'BEGIN { printf "%.2f", 0.5 + (r / 32767) * 2.0 }')"
-        "$BIN" file "$url" "$RUN" > /dev/null 2>&1 & local pid=$!
-        sleep "$delay"
-        kill -9 "$pid" 2>/dev/null || true
-        wait "$pid" 2>/dev/null || true
-        [ -f "$RUN/out/big.bin" ] && continue        # finished before the kill: draw again
-        sleep 0.5
-        local first; first="$(awk '{ s += $3 } END { print s + 0 }' "$log")"
-        local journal_bytes; journal_bytes="$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(sum(s['written'] for s in j['segments']) if j.get('segments') else j['bytesWritten'])" "$RUN/work/big.bin.journal" 2>/dev/null || echo 0)"
-        : > "$log"
-        local out; out="$("$BIN" file "$url" "$RUN" --sha256 "$SHA")"
-        sleep 0.3
-        local second; second="$(awk '{ s += $3 } END { print s + 0 }' "$log")"
-        printf 'resume\tours-default\t%s\t%s %s %s %s\t%s\n' "$rep" "$delay" "$first" "$second" "$journal_bytes" "$out" >> "$RAW"
-        return 0
-    done
+    rm -rf "$RUN"; mkdir -p "$RUN"; : > "$log"
+    local at; at="$(awk -v r="$RANDOM" -v s="$SIZE" 'BEGIN { printf "%d", (0.1 + (r / 32767) * 0.8) * s }')"
+    local killed; killed="$("$BIN" file "$url" "$RUN" --kill-at "$at" 2>/dev/null || true)"
+    killed="$(printf '%s' "$killed" | python3 -c "import json,sys; print(json.loads(sys.stdin.read() or '{}').get('killedAt', -1))")"
+    sleep 0.5
+    local first; first="$(awk '{ s += $3 } END { print s + 0 }' "$log")"
+    local journal_bytes; journal_bytes="$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(sum(s['written'] for s in j['segments']) if j.get('segments') else j['bytesWritten'])" "$RUN/work/big.bin.journal" 2>/dev/null || echo 0)"
+    : > "$log"
+    local out; out="$("$BIN" file "$url" "$RUN" --sha256 "$SHA")"
+    sleep 0.3
+    local second; second="$(awk '{ s += $3 } END { print s + 0 }' "$log")"
+    printf 'resume\tours-default\t%s\t%s %s %s %s\t%s\n' "$rep" "$killed" "$first" "$second" "$journal_bytes" "$out" >> "$RAW"
 }
 
 mkdir -p bench/results
+# What SHA-256 alone costs here (OpenSSL, 1 MiB blocks), to read the CPU figures against.
+SHA_RATE="$(openssl speed -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null | awk '$1 == "sha256" { sub(/k$/, "", $2); print $2 * 1000 }')"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
     echo "repetition $rep of $REPS ..." >&2
@@ -137,5 +135,5 @@ python3 bench/download/report.py "$RAW" \
     --load "$LOAD_BEFORE / $LOAD_AFTER" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
     --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)" \
     --nginx "$("$NGINX" -v 2>&1 | cut -d/ -f2)" --curl "$(curl --version | head -1 | cut -d' ' -f2)" \
-    --dir "$BENCH_DIR" > bench/results/download.md
+    --dir "$BENCH_DIR" --sha-rate "${SHA_RATE:-0}" > bench/results/download.md
 cat bench/results/download.md

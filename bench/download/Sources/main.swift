@@ -1,8 +1,9 @@
 // download-bench: drives the SDK's downloader for bench/download/run.sh. Not a product.
 //
-//   download-bench file URL DIR [--connections N] [--size BYTES] [--sha256 HEX] [--no-progress]
+//   download-bench file URL DIR [--connections N] [--size BYTES] [--sha256 HEX] [--no-progress] [--kill-at BYTES]
 //       FileDownloader (the engine under `models pull`), default policy except --connections; the file lands
 //       in DIR/out, its partial and journal in DIR/work (so a killed run resumes when run again).
+//       --kill-at: once progress reports at least BYTES written, print {"killedAt": bytes} and SIGKILL itself.
 //   download-bench model ID URL... [--connections N]
 //       The public API with RUNANYWHERE_HOME from the environment: registers ID as a model of these files
 //       (sizes unknown, as `models register` without --size) and downloads it with RunAnywhere.models.download(id:).
@@ -47,9 +48,14 @@ func runFile(_ args: [String]) async throws {
                                       expectedSHA256: option(args, "--sha256"))
     let callbacks = Atomic<Int>(0)
     let counting = !args.contains("--no-progress")
+    let killAt = option(args, "--kill-at").flatMap(Int64.init)
     let started = Date()
-    let result = try await FileDownloader(policy: policy).download(request, progress: { _ in
+    let result = try await FileDownloader(policy: policy).download(request, progress: { p in
         if counting { callbacks.add(1, ordering: .relaxed) }
+        if let killAt, p.bytesDone >= killAt {
+            FileHandle.standardOutput.write(Data((json(["killedAt": p.bytesDone]) + "\n").utf8))
+            kill(getpid(), SIGKILL)
+        }
     })
     let seconds = Date().timeIntervalSince(started)
     print(json(["seconds": seconds, "bytes": result.size, "sha256": result.sha256, "resumedFrom": result.resumedFrom,

@@ -121,7 +121,7 @@ package enum CurlTransfer {
         set(ra_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         set(ra_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         set(ra_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(options.connectTimeout * 1000))))
-        set(ra_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 512 * 1024))
+        set(ra_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024))
         set(ra_curl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent))
         set(ra_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList))
         set(ra_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))

@@ -167,7 +167,7 @@ package final class PrefixHasher: Sendable {
     }
 
     private func loop() {
-        let batch: Int64 = 2 << 20, window: Int64 = 8 << 20
+        let batch: Int64 = 2 << 20, window: Int64 = 4 << 20
         let page = Int64(max(4096, sysconf(Int32(_SC_PAGESIZE))))
         var hashed: Int64 = 0
         let hasher: SHA256Hasher

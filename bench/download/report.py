@@ -73,7 +73,7 @@ w("  absolute times are noisy, the ratios of medians taken in the same run are t
 w(f"- files served by nginx from a tmpfs and written to a tmpfs ({a.dir}): this measures the downloaders, not")
 w("  this VM's disk (~65 MB/s with fdatasync), which would bound every tool alike.")
 w("- ours = `download-bench` (bench/download/Sources): the SDK's `FileDownloader` with the default `DownloadPolicy`,")
-w("  which hashes (SHA-256) every byte, flushes and journals every 4 MiB, and verifies against `--sha256`;")
+w("  which hashes (SHA-256) every byte, flushes and journals every 2 MiB, and verifies against `--sha256`;")
 w("  `--connections 1` forces one connection. CPU = user + system time of the process (and its children);")
 w("  RSS = peak resident set of the whole process (GNU time `%M`).")
 w("")

@@ -40,7 +40,7 @@ package struct DownloadJournal: Codable, Sendable, Hashable {
 
     package func save(to url: URL) throws {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        encoder.outputFormatting = [.sortedKeys]
         do {
             try encoder.encode(self).write(to: url, options: .atomic)
         } catch {

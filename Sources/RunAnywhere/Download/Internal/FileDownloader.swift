@@ -84,7 +84,7 @@ package struct DownloadPolicy: Sendable {
     package var freeSpace: @Sendable (String) throws -> Int64 = { try availableDiskBytes(at: $0) }
     /// Flush to disk and update the journal after this many bytes (over all connections of a file), so a
     /// process killed mid-download fetches at most about this much again.
-    package var checkpointBytes: Int64 = 4 * 1024 * 1024
+    package var checkpointBytes: Int64 = 2 * 1024 * 1024
     /// Connections opened at most for one file. A file of at least ``minSegmentedBytes`` from a server that
     /// accepts ranges is fetched as ranges of about ``segmentBytes`` over up to this many connections, which
     /// is what beats a server or CDN capping each connection. 1 = always one connection.

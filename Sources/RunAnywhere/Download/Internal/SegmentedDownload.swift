@@ -16,7 +16,9 @@ final class SegmentedDownload: Sendable {
         var segments: [DownloadSegment]
         var claimed: [Bool]
         var failure: (any Error)?
-        var bytesDone: Int64 { segments.reduce(0) { $0 + $1.written } }
+        var bytesDone: Int64
+        /// `bytesDone` when the coordinator last checkpointed (or tried to): workers wait while far ahead of it.
+        var checkpointed: Int64
     }
 
     let attempt: DownloadAttempt
@@ -32,7 +34,8 @@ final class SegmentedDownload: Sendable {
         self.fd = fd
         self.total = total
         self.validator = validator
-        state = Mutex(State(segments: segments, claimed: segments.map { _ in false }))
+        let done = segments.reduce(0) { $0 + $1.written }
+        state = Mutex(State(segments: segments, claimed: segments.map { _ in false }, bytesDone: done, checkpointed: done))
     }
 
     /// Ranges of about `policy.segmentBytes` covering `total` bytes, the first `prefix` of them already held.
@@ -87,16 +90,16 @@ final class SegmentedDownload: Sendable {
             thread.start()
         }
 
-        var checkpointed = state.withLock { $0.bytesDone }
         var running = true
         while running {
             running = group.wait(timeout: .now() + .milliseconds(5)) == .timedOut
             if attempt.cancellation.isCancelled { stop.cancel() }
-            let (segments, done) = state.withLock { ($0.segments, $0.bytesDone) }
+            let (segments, done, checkpointed) = state.withLock { ($0.segments, $0.bytesDone, $0.checkpointed) }
             hasher.advance(to: SegmentedDownload.contiguousPrefix(segments))
             attempt.tracker.update(bytesDone: done, bytesTotal: total)
             if done - checkpointed >= policy.checkpointBytes || !running {
-                if checkpoint(&journal, segments) { checkpointed = done }
+                checkpoint(&journal, segments)
+                state.withLock { $0.checkpointed = done }
             }
         }
         if attempt.cancellation.isCancelled { throw TransferError.cancelled }
@@ -107,17 +110,27 @@ final class SegmentedDownload: Sendable {
         return try hasher.finish(total: total, cancellation: attempt.cancellation)
     }
 
-    /// Flushes the partial, then records `segments` (taken before the flush) as durable. False when either failed.
-    private func checkpoint(_ journal: inout DownloadJournal, _ segments: [DownloadSegment]) -> Bool {
-        guard fdatasync(fd) == 0 else { return false }
+    /// Flushes the partial, then records `segments` (taken before the flush) as durable. When either step fails
+    /// the journal keeps its older, still true, figures.
+    private func checkpoint(_ journal: inout DownloadJournal, _ segments: [DownloadSegment]) {
+        guard fdatasync(fd) == 0 else { return }
         var next = journal
         next.segments = segments
         next.bytesWritten = SegmentedDownload.contiguousPrefix(segments)
         next.totalBytes = total
         guard FileManager.default.fileExists(atPath: attempt.request.partialURL.path),
-              (try? next.save(to: attempt.request.journalURL)) != nil else { return false }
+              (try? next.save(to: attempt.request.journalURL)) != nil else { return }
         journal = next
-        return true
+    }
+
+    /// Holds a worker while the bytes written since the last checkpoint pass twice the checkpoint interval (the
+    /// coordinator is behind, say on a busy CPU), so a crash never costs much more than that to fetch again.
+    private func keepNearCheckpoint() throws {
+        let limit = 2 * max(attempt.policy.checkpointBytes, 1)
+        while state.withLock({ $0.bytesDone - $0.checkpointed > limit }) {
+            if stop.isCancelled { throw TransferError.cancelled }
+            usleep(500)
+        }
     }
 
     // MARK: - Workers
@@ -217,10 +230,12 @@ final class SegmentedDownload: Sendable {
             }
             try download.attempt.write(body, to: download.fd, at: position, total: download.total)
             position += Int64(body.count)
-            let written = position
+            let written = position, count = Int64(body.count)
             download.state.withLock { s in
                 s.segments[index].written = written - s.segments[index].start
+                s.bytesDone += count
             }
+            try download.keepNearCheckpoint()
         }
     }
 }

@@ -59,10 +59,13 @@ struct DownloadAttempt {
                                    rangeStart: offset > 0 ? offset : nil, ifRange: journal?.resumeValidator)
         do {
             _ = try CurlTransfer.perform(transfer, options: policy.transfer, sink: sink, cancellation: cancellation)
+            try sink.flushPending()
         } catch {
+            try? sink.flushPending()
             sink.checkpoint()
             throw error
         }
+        tracker.update(bytesDone: sink.written, bytesTotal: sink.total)
         if sink.goesSegmented, var j = sink.journal, let total = sink.total, let validator = j.resumeValidator {
             // The server accepts ranges and most of a large file is missing: fetch the rest over several connections.
             j.segments = SegmentedDownload.layout(total: total, prefix: sink.written, policy: policy)
@@ -178,9 +181,9 @@ struct DownloadAttempt {
         }
     }
 
-    /// Writes all of `body` at `offset` of the partial. Disk full becomes `.insufficientStorage`.
-    func write(_ body: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, total: Int64?) throws {
-        var done = 0
+    /// Writes all of `body` at `offset` of the partial, counting in `done` what landed (also when it throws).
+    /// Disk full becomes `.insufficientStorage`.
+    func write(_ body: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, total: Int64?, done: inout Int) throws {
         while done < body.count {
             guard let base = body.baseAddress else { return }
             let n = pwrite(fd, base + done, body.count - done, off_t(offset + Int64(done)))
@@ -220,6 +223,8 @@ final class PartialFileSink: TransferSink {
     var startOffset: Int64
     private var flushedAt: Int64
     private var request: FileDownloadRequest { attempt.request }
+    /// Body bytes received but not yet written (never more than a checkpoint interval).
+    private let pending: WriteCoalescer
 
     init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?, hasher: PrefixHasher) {
         self.attempt = attempt
@@ -231,6 +236,7 @@ final class PartialFileSink: TransferSink {
         startOffset = offset
         total = journal?.totalBytes ?? attempt.request.expectedSize
         expectedSHA256 = attempt.request.expectedSHA256
+        pending = WriteCoalescer(capacity: Int(min(1 << 20, attempt.policy.checkpointBytes)))
     }
 
     func receive(head: HTTPResponseHead) throws -> Bool {
@@ -296,16 +302,29 @@ final class PartialFileSink: TransferSink {
     }
 
     func receive(body: UnsafeRawBufferPointer) throws {
-        if let total, written + Int64(body.count) > total {
+        if let total, written + Int64(pending.count + body.count) > total {
             attempt.discard()
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
                 "\(request.url.absoluteString) sent more than the \(total) bytes it announced. The bad bytes were deleted."))
         }
-        try attempt.write(body, to: fd, at: written, total: total)
-        written += Int64(body.count)
-        hasher.advance(to: written)
+        try pending.add(body, flush: store)
         if written - flushedAt >= attempt.policy.checkpointBytes { checkpoint() }
-        attempt.tracker.update(bytesDone: written, bytesTotal: total)
+        attempt.tracker.update(bytesDone: written + Int64(pending.count), bytesTotal: total)
+    }
+
+    /// Writes what is received but not yet written (at the end of a response, or before giving up on it).
+    func flushPending() throws {
+        try pending.drain(store)
+    }
+
+    private func store(_ chunk: UnsafeRawBufferPointer) throws {
+        var done = 0
+        defer {
+            // Also when the write failed part way (disk full): what did land counts.
+            written += Int64(done)
+            hasher.advance(to: written)
+        }
+        try attempt.write(chunk, to: fd, at: written, total: total, done: &done)
     }
 
     /// Flushes the bytes written so far and records them in the journal, so a later attempt resumes there.
@@ -318,5 +337,45 @@ final class PartialFileSink: TransferSink {
             self.journal = journal
             flushedAt = written
         }
+    }
+}
+
+/// Gathers body bytes into large writes: libcurl hands them over 16 KiB at a time, and a `pwrite` per 16 KiB
+/// costs more in system calls than copying them here first.
+final class WriteCoalescer {
+    private let buffer: UnsafeMutableRawBufferPointer
+    /// Bytes gathered and not yet handed on.
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        buffer = .allocate(byteCount: max(1, capacity), alignment: 64)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Adds `bytes`, handing each full buffer (or a large input as it is) to `flush`.
+    func add(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        guard let source = bytes.baseAddress, let target = buffer.baseAddress, !bytes.isEmpty else { return }
+        if count == 0, bytes.count >= buffer.count {
+            try flush(bytes)
+            return
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let n = min(buffer.count - count, bytes.count - offset)
+            (target + count).copyMemory(from: source + offset, byteCount: n)
+            count += n
+            offset += n
+            if count == buffer.count { try drain(flush) }
+        }
+    }
+
+    /// Hands what is gathered to `flush`. The bytes count as handed on even when `flush` throws: it must
+    /// account for what it managed to write, and the rest is fetched again.
+    func drain(_ flush: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let n = count
+        guard n > 0 else { return }
+        count = 0
+        try flush(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
     }
 }

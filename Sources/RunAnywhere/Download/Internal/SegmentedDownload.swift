@@ -188,7 +188,13 @@ final class SegmentedDownload: Sendable {
         let transfer = HTTPRequest(url: request.url, headers: request.headers, authorization: request.authorization,
                                    rangeStart: from, rangeEnd: segment.end - 1, ifRange: validator)
         let sink = SegmentSink(download: self, index: index, position: from, end: segment.end)
-        _ = try CurlTransfer.perform(transfer, options: attempt.policy.transfer, sink: sink, cancellation: stop)
+        do {
+            _ = try CurlTransfer.perform(transfer, options: attempt.policy.transfer, sink: sink, cancellation: stop)
+        } catch {
+            try? sink.flushPending()
+            throw error
+        }
+        try sink.flushPending()
         if sink.position < segment.end {
             throw TransferError.transient(reason: "\(request.url.absoluteString) ended range \(from)-\(segment.end - 1) after \(sink.position - from) bytes.", retryAfter: nil)
         }
@@ -198,14 +204,18 @@ final class SegmentedDownload: Sendable {
     private final class SegmentSink: TransferSink {
         let download: SegmentedDownload
         let index: Int
+        /// Where the next written byte goes.
         var position: Int64
         let end: Int64
+        /// Body bytes received but not yet written.
+        private let pending: WriteCoalescer
 
         init(download: SegmentedDownload, index: Int, position: Int64, end: Int64) {
             self.download = download
             self.index = index
             self.position = position
             self.end = end
+            pending = WriteCoalescer(capacity: Int(min(256 << 10, download.attempt.policy.checkpointBytes)))
         }
 
         func receive(head: HTTPResponseHead) throws -> Bool {
@@ -224,18 +234,36 @@ final class SegmentedDownload: Sendable {
         }
 
         func receive(body: UnsafeRawBufferPointer) throws {
-            guard position + Int64(body.count) <= end else {
+            guard position + Int64(pending.count + body.count) <= end else {
                 throw TransferError.permanent(RunAnywhereError(.downloadFailed,
                     "\(download.attempt.request.url.absoluteString) sent more than the range \(position)-\(end - 1) asked for."))
             }
-            try download.attempt.write(body, to: download.fd, at: position, total: download.total)
-            position += Int64(body.count)
-            let written = position, count = Int64(body.count)
+            try pending.add(body, flush: store)
+        }
+
+        func flushPending() throws {
+            try pending.drain(store)
+        }
+
+        private func store(_ chunk: UnsafeRawBufferPointer) throws {
+            var done = 0
+            do {
+                try download.attempt.write(chunk, to: download.fd, at: position, total: download.total, done: &done)
+            } catch {
+                record(done)   // what landed before the failure (disk full) counts
+                throw error
+            }
+            record(done)
+            try download.keepNearCheckpoint()
+        }
+
+        private func record(_ count: Int) {
+            position += Int64(count)
+            let written = position
             download.state.withLock { s in
                 s.segments[index].written = written - s.segments[index].start
-                s.bytesDone += count
+                s.bytesDone += Int64(count)
             }
-            try download.keepNearCheckpoint()
         }
     }
 }

@@ -54,6 +54,8 @@ let package = Package(
 
         // The documentation's "complete picker" as a terminal program (built with everything else).
         .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
+        // Download benchmark driver (bench/download/run.sh); not a product.
+        .executableTarget(name: "download-bench", dependencies: ["RunAnywhere"], path: "bench/download/Sources"),
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),

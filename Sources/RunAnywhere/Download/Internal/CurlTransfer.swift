@@ -124,7 +124,7 @@ package enum CurlTransfer {
         var lines = request.headers.filter { $0.key.lowercased() != "authorization" }.map { "\($0.key): \($0.value)" }
         if sendAuthorization, let authorization = request.authorization { lines.append("Authorization: \(authorization)") }
         if let start = request.rangeStart {
-            lines.append("Range: bytes=\(start)-")
+            lines.append("Range: bytes=\(start)-\(request.rangeEnd.map(String.init) ?? "")")
             if let validator = request.ifRange { lines.append("If-Range: \(validator)") }
         }
         lines.append("Accept-Encoding: identity")
@@ -137,7 +137,7 @@ package enum CurlTransfer {
         set(ra_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 0))
         set(ra_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
         set(ra_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int(options.connectTimeout * 1000))))
-        set(ra_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 64 * 1024))
+        set(ra_curl_setopt_long(easy, CURLOPT_BUFFERSIZE, 256 * 1024))
         set(ra_curl_setopt_string(easy, CURLOPT_USERAGENT, options.userAgent))
         set(ra_curl_setopt_slist(easy, CURLOPT_HTTPHEADER, headerList))
         set(ra_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errorBuffer))

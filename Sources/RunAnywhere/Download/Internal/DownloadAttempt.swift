@@ -29,36 +29,83 @@ struct DownloadAttempt {
                 "\(name) is already being downloaded into \(partial.path) by another task or process."))
         }
 
-        // Where to start: the journal's flushed byte count, if the journal describes this download.
+        // Where to start: the journal's flushed byte counts, if the journal describes this download.
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw posixFailure("stat", partial.path) }
         var journal = DownloadJournal.load(from: request.journalURL)
-        if let j = journal, j.url != request.url.absoluteString || j.resumeValidator == nil
-            || (request.expectedSHA256 != nil && j.expectedSHA256 != nil && j.expectedSHA256 != request.expectedSHA256)
-            || j.bytesWritten > Int64(info.st_size) {
-            journal = nil
+        if let j = journal, !describesThisDownload(j, partialSize: Int64(info.st_size)) { journal = nil }
+        if journal == nil { try? FileManager.default.removeItem(at: request.journalURL) }
+        if let j = journal, j.segments != nil, let total = j.totalBytes, let validator = j.resumeValidator {
+            try checkDiskSpace(needed: total - j.bytesOnDisk)
+            tracker.update(bytesDone: j.bytesOnDisk, bytesTotal: total)
+            let hasher = try PrefixHasher(fd: fd, path: partial.path)
+            defer { hasher.stop() }
+            return try runSegmented(fd: fd, journal: j, validator: validator, hasher: hasher)
         }
         let offset = journal?.bytesWritten ?? 0
         if Int64(info.st_size) != offset, ftruncate(fd, off_t(offset)) != 0 { throw posixFailure("truncate", partial.path) }
-        if journal == nil { try? FileManager.default.removeItem(at: request.journalURL) }
 
         if let total = journal?.totalBytes ?? request.expectedSize {
             try checkDiskSpace(needed: total - offset)
         }
-        let hasher = try SHA256Hasher.hashing(prefix: offset, ofFileAt: partial.path, cancellation: cancellation)
-        guard lseek(fd, off_t(offset), SEEK_SET) == offset else { throw posixFailure("seek", partial.path) }
         tracker.update(bytesDone: offset, bytesTotal: journal?.totalBytes ?? request.expectedSize)
 
-        let sink = PartialFileSink(attempt: self, fd: fd, offset: offset, journal: journal, hasher: hasher)
+        // The bytes already there are hashed on the hashing thread while the rest arrives.
+        let sink = PartialFileSink(attempt: self, fd: fd, offset: offset, journal: journal,
+                                   hasher: try PrefixHasher(fd: fd, path: partial.path))
+        sink.hasher.advance(to: offset)
+        defer { sink.hasher.stop() }
         let transfer = HTTPRequest(url: request.url, headers: request.headers, authorization: request.authorization,
                                    rangeStart: offset > 0 ? offset : nil, ifRange: journal?.resumeValidator)
         do {
             _ = try CurlTransfer.perform(transfer, options: policy.transfer, sink: sink, cancellation: cancellation)
+            try sink.flushPending()
         } catch {
+            try? sink.flushPending()
             sink.checkpoint()
             throw error
         }
+        tracker.update(bytesDone: sink.written, bytesTotal: sink.total)
+        if sink.goesSegmented, var j = sink.journal, let total = sink.total, let validator = j.resumeValidator {
+            // The server accepts ranges and most of a large file is missing: fetch the rest over several connections.
+            j.segments = SegmentedDownload.layout(total: total, prefix: sink.written, policy: policy)
+            return try runSegmented(fd: fd, journal: j, validator: validator, hasher: sink.hasher)
+        }
         return try finish(sink, fd: fd)
+    }
+
+    /// Whether a journal left by an earlier attempt is about this URL and file version, and its bytes are on disk.
+    private func describesThisDownload(_ j: DownloadJournal, partialSize: Int64) -> Bool {
+        guard j.url == request.url.absoluteString, j.resumeValidator != nil,
+              request.expectedSHA256 == nil || j.expectedSHA256 == nil || j.expectedSHA256 == request.expectedSHA256
+        else { return false }
+        guard let segments = j.segments else { return j.bytesWritten <= partialSize }
+        guard let total = j.totalBytes, partialSize == total, request.expectedSize == nil || request.expectedSize == total
+        else { return false }
+        return SegmentedDownload.isValid(segments, total: total)
+    }
+
+    /// Preallocates the partial, records the ranges, fetches what is missing over several connections, verifies.
+    private func runSegmented(fd: Int32, journal: DownloadJournal, validator: String,
+                              hasher: PrefixHasher) throws -> FileDownloadResult {
+        guard let total = journal.totalBytes, let segments = journal.segments else {
+            throw RestartDownload(reason: "the journal of \(name) lost its ranges.")
+        }
+        var info = stat()
+        if fstat(fd, &info) == 0, Int64(info.st_size) < total {
+            let code = posix_fallocate(fd, 0, off_t(total))
+            if code == ENOSPC {
+                let folder = request.partialURL.deletingLastPathComponent().path
+                throw TransferError.permanent(.insufficientStorage(needed: total, available: (try? policy.freeSpace(folder)) ?? 0, path: folder))
+            }
+            if code != 0, ftruncate(fd, off_t(total)) != 0 { throw posixFailure("allocate", request.partialURL.path) }
+        }
+        try journal.save(to: request.journalURL)
+        let download = SegmentedDownload(attempt: self, fd: fd, total: total, validator: validator, segments: segments)
+        let digest = try download.run(journal: journal, hasher: hasher)
+        return try verifyAndInstall(fd: fd, size: total, digest: digest,
+                                    expectedSHA256: journal.expectedSHA256 ?? request.expectedSHA256,
+                                    resumedFrom: journal.bytesOnDisk)
     }
 
     private func finish(_ sink: PartialFileSink, fd: Int32) throws -> FileDownloadResult {
@@ -73,24 +120,31 @@ struct DownloadAttempt {
             sink.checkpoint()
             throw TransferError.transient(reason: "\(request.url.absoluteString) ended after \(sink.written) of \(total) bytes.", retryAfter: nil)
         }
-        if let expected = request.expectedSize, sink.written != expected {
+        let digest = try sink.hasher.finish(total: sink.written, cancellation: cancellation)
+        return try verifyAndInstall(fd: fd, size: sink.written, digest: digest, expectedSHA256: sink.expectedSHA256,
+                                    resumedFrom: sink.startOffset)
+    }
+
+    /// Checks size and SHA-256 of the complete partial, flushes it and moves it into place.
+    private func verifyAndInstall(fd: Int32, size: Int64, digest: String, expectedSHA256: String?,
+                                  resumedFrom: Int64) throws -> FileDownloadResult {
+        if let expected = request.expectedSize, size != expected {
             discard()
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
-                "\(name) arrived with \(sink.written) bytes, but \(expected) were expected. The bad bytes were deleted."))
+                "\(name) arrived with \(size) bytes, but \(expected) were expected. The bad bytes were deleted."))
         }
         onVerify()
         guard fsync(fd) == 0 else { throw posixFailure("flush", request.partialURL.path) }
-        let digest = sink.hasher.hexDigest()
-        if let expected = sink.expectedSHA256, digest != expected {
+        if let expected = expectedSHA256, digest != expected {
             discard()
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
                 "\(name) from \(request.url.absoluteString) has SHA-256 \(digest), but \(expected) was expected. The bad bytes were deleted; download again."))
         }
         try moveIntoPlace()
         try? FileManager.default.removeItem(at: request.journalURL)
-        tracker.update(bytesDone: sink.written, bytesTotal: sink.written)
-        return FileDownloadResult(fileURL: request.destination, size: sink.written, sha256: digest,
-                                  isChecksumVerified: sink.expectedSHA256 != nil, resumedFrom: sink.startOffset, retries: retryAttempt)
+        tracker.update(bytesDone: size, bytesTotal: size)
+        return FileDownloadResult(fileURL: request.destination, size: size, sha256: digest,
+                                  isChecksumVerified: expectedSHA256 != nil, resumedFrom: resumedFrom, retries: retryAttempt)
     }
 
     private func moveIntoPlace() throws {
@@ -127,6 +181,26 @@ struct DownloadAttempt {
         }
     }
 
+    /// Writes all of `body` at `offset` of the partial, counting in `done` what landed (also when it throws).
+    /// Disk full becomes `.insufficientStorage`.
+    func write(_ body: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, total: Int64?, done: inout Int) throws {
+        while done < body.count {
+            guard let base = body.baseAddress else { return }
+            let n = pwrite(fd, base + done, body.count - done, off_t(offset + Int64(done)))
+            if n < 0 {
+                if errno == EINTR { continue }
+                if errno == ENOSPC || errno == EDQUOT {
+                    let folder = request.partialURL.deletingLastPathComponent().path
+                    let free = (try? policy.freeSpace(folder)) ?? 0
+                    throw TransferError.permanent(.insufficientStorage(
+                        needed: (total ?? offset + Int64(body.count)) - offset, available: free, path: folder))
+                }
+                throw posixFailure("write", request.partialURL.path)
+            }
+            done += n
+        }
+    }
+
     func posixFailure(_ what: String, _ path: String) -> RunAnywhereError {
         RunAnywhereError(.storageFailure, "Cannot \(what) \(path): \(String(cString: strerror(errno))).")
     }
@@ -137,17 +211,22 @@ final class PartialFileSink: TransferSink {
     let attempt: DownloadAttempt
     let fd: Int32
     var journal: DownloadJournal?
-    var hasher: SHA256Hasher
+    /// Hashes the partial from 0 as bytes are written (on its own thread).
+    var hasher: PrefixHasher
     var written: Int64
     var total: Int64?
     var expectedSHA256: String?
     var gotRangeNotSatisfiable = false
+    /// Set when the response's head shows a large file from a server accepting ranges: its body is not read.
+    var goesSegmented = false
     /// Where the bytes of this response started (0 when the server sent the whole file).
     var startOffset: Int64
     private var flushedAt: Int64
     private var request: FileDownloadRequest { attempt.request }
+    /// Body bytes received but not yet written (never more than a checkpoint interval).
+    private let pending: WriteCoalescer
 
-    init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?, hasher: SHA256Hasher) {
+    init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?, hasher: PrefixHasher) {
         self.attempt = attempt
         self.fd = fd
         self.journal = journal
@@ -159,6 +238,7 @@ final class PartialFileSink: TransferSink {
         // A checksum the server announced for these partial bytes still applies when the resume's answer
         // (a 416, or a 206 from a host that does not repeat the header) carries none.
         expectedSHA256 = attempt.request.expectedSHA256 ?? journal?.expectedSHA256
+        pending = WriteCoalescer(capacity: Int(min(1 << 20, attempt.policy.checkpointBytes)))
     }
 
     func receive(head: HTTPResponseHead) throws -> Bool {
@@ -177,10 +257,11 @@ final class PartialFileSink: TransferSink {
         case 200:
             if written > 0 {
                 // The server ignored the range or the file changed (If-Range): start over.
-                guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+                hasher.stop()
+                guard ftruncate(fd, 0) == 0 else {
                     throw attempt.posixFailure("truncate", request.partialURL.path)
                 }
-                hasher = try SHA256Hasher()
+                hasher = try PrefixHasher(fd: fd, path: request.partialURL.path)
                 written = 0
                 flushedAt = 0
                 startOffset = 0
@@ -211,37 +292,42 @@ final class PartialFileSink: TransferSink {
         if let total { try attempt.checkDiskSpace(needed: total - written) }
         journal = DownloadJournal(url: request.url.absoluteString, etag: head.etag, lastModified: head.lastModified,
                                   totalBytes: total, bytesWritten: written, expectedSHA256: expectedSHA256)
+        let policy = attempt.policy
+        if let total, head.resumeValidator != nil, policy.maxConnections > 1, total - written >= policy.minSegmentedBytes,
+           head.status == 206 || head.header("accept-ranges")?.lowercased().contains("bytes") == true {
+            // End this response here: the caller fetches the rest in ranges.
+            goesSegmented = true
+            return false
+        }
         try journal?.save(to: request.journalURL)
         attempt.tracker.update(bytesDone: written, bytesTotal: total)
         return true
     }
 
     func receive(body: UnsafeRawBufferPointer) throws {
-        if let total, written + Int64(body.count) > total {
+        if let total, written + Int64(pending.count + body.count) > total {
             attempt.discard()
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
                 "\(request.url.absoluteString) sent more than the \(total) bytes it announced. The bad bytes were deleted."))
         }
-        var offset = 0
-        while offset < body.count {
-            guard let base = body.baseAddress else { return }
-            let n = Glibc.write(fd, base + offset, body.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                if errno == ENOSPC || errno == EDQUOT {
-                    let folder = request.partialURL.deletingLastPathComponent().path
-                    let free = (try? attempt.policy.freeSpace(folder)) ?? 0
-                    throw TransferError.permanent(.insufficientStorage(
-                        needed: (total ?? written + Int64(body.count)) - written, available: free, path: folder))
-                }
-                throw attempt.posixFailure("write", request.partialURL.path)
-            }
-            offset += n
-        }
-        hasher.update(body)
-        written += Int64(body.count)
+        try pending.add(body, flush: store)
         if written - flushedAt >= attempt.policy.checkpointBytes { checkpoint() }
-        attempt.tracker.update(bytesDone: written, bytesTotal: total)
+        attempt.tracker.update(bytesDone: written + Int64(pending.count), bytesTotal: total)
+    }
+
+    /// Writes what is received but not yet written (at the end of a response, or before giving up on it).
+    func flushPending() throws {
+        try pending.drain(store)
+    }
+
+    private func store(_ chunk: UnsafeRawBufferPointer) throws {
+        var done = 0
+        defer {
+            // Also when the write failed part way (disk full): what did land counts.
+            written += Int64(done)
+            hasher.advance(to: written)
+        }
+        try attempt.write(chunk, to: fd, at: written, total: total, done: &done)
     }
 
     /// Flushes the bytes written so far and records them in the journal, so a later attempt resumes there.
@@ -254,5 +340,45 @@ final class PartialFileSink: TransferSink {
             self.journal = journal
             flushedAt = written
         }
+    }
+}
+
+/// Gathers body bytes into large writes: libcurl hands them over 16 KiB at a time, and a `pwrite` per 16 KiB
+/// costs more in system calls than copying them here first.
+final class WriteCoalescer {
+    private let buffer: UnsafeMutableRawBufferPointer
+    /// Bytes gathered and not yet handed on.
+    private(set) var count = 0
+
+    init(capacity: Int) {
+        buffer = .allocate(byteCount: max(1, capacity), alignment: 64)
+    }
+
+    deinit { buffer.deallocate() }
+
+    /// Adds `bytes`, handing each full buffer (or a large input as it is) to `flush`.
+    func add(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        guard let source = bytes.baseAddress, let target = buffer.baseAddress, !bytes.isEmpty else { return }
+        if count == 0, bytes.count >= buffer.count {
+            try flush(bytes)
+            return
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let n = min(buffer.count - count, bytes.count - offset)
+            (target + count).copyMemory(from: source + offset, byteCount: n)
+            count += n
+            offset += n
+            if count == buffer.count { try drain(flush) }
+        }
+    }
+
+    /// Hands what is gathered to `flush`. The bytes count as handed on even when `flush` throws: it must
+    /// account for what it managed to write, and the rest is fetched again.
+    func drain(_ flush: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+        let n = count
+        guard n > 0 else { return }
+        count = 0
+        try flush(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
     }
 }

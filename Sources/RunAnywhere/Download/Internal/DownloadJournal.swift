@@ -18,6 +18,14 @@ package struct DownloadJournal: Codable, Sendable, Hashable {
     package var bytesWritten: Int64
     /// The SHA-256 the finished file must have, when known.
     package var expectedSHA256: String?
+    /// For a download in parallel ranges: every range of the file and how much of it is durable.
+    /// ``bytesWritten`` is then the durable prefix (the bytes from 0 with no gap).
+    package var segments: [DownloadSegment]?
+
+    /// Bytes of the partial known to be durable, over all segments.
+    package var bytesOnDisk: Int64 {
+        segments.map { $0.reduce(0) { $0 + $1.written } } ?? bytesWritten
+    }
 
     /// The validator to send as `If-Range`: a strong ETag, else Last-Modified.
     package var resumeValidator: String? {
@@ -32,13 +40,32 @@ package struct DownloadJournal: Codable, Sendable, Hashable {
 
     package func save(to url: URL) throws {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted]
+        encoder.outputFormatting = [.sortedKeys]
         do {
             try encoder.encode(self).write(to: url, options: .atomic)
         } catch {
             throw RunAnywhereError(.storageFailure, "Cannot write the download journal \(url.path): \(error.localizedDescription)")
         }
     }
+}
+
+/// One byte range of a file downloaded in parallel ranges, as the journal records it.
+package struct DownloadSegment: Codable, Sendable, Hashable {
+    /// The first byte of the range.
+    package var start: Int64
+    /// One past the last byte of the range.
+    package var end: Int64
+    /// Bytes from `start` on that are durable (flushed) in the partial.
+    package var written: Int64
+
+    package init(start: Int64, end: Int64, written: Int64 = 0) {
+        self.start = start
+        self.end = end
+        self.written = written
+    }
+
+    /// Bytes still missing.
+    package var remaining: Int64 { end - start - written }
 }
 
 /// Free bytes available to this user on the volume holding a path (`statvfs` `f_bavail`).

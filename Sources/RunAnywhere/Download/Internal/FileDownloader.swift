@@ -82,8 +82,19 @@ package struct DownloadPolicy: Sendable {
     package var diskMargin: Int64 = 32 * 1024 * 1024
     /// Free bytes on the volume holding a path (default: `statvfs` `f_bavail`).
     package var freeSpace: @Sendable (String) throws -> Int64 = { try availableDiskBytes(at: $0) }
-    /// Flush to disk and update the journal after this many bytes.
-    package var checkpointBytes: Int64 = 8 * 1024 * 1024
+    /// Flush to disk and update the journal after this many bytes (over all connections of a file), so a
+    /// process killed mid-download fetches at most about this much again.
+    package var checkpointBytes: Int64 = 2 * 1024 * 1024
+    /// Connections opened at most for one file. A file of at least ``minSegmentedBytes`` from a server that
+    /// accepts ranges is fetched as ranges of about ``segmentBytes`` over up to this many connections, which
+    /// is what beats a server or CDN capping each connection. 1 = always one connection.
+    package var maxConnections = 8
+    /// The size of each range of a file fetched over several connections (the last one may be smaller).
+    package var segmentBytes: Int64 = 16 * 1024 * 1024
+    /// Smaller files always use one connection.
+    package var minSegmentedBytes: Int64 = 48 * 1024 * 1024
+    /// Progress of one file is reported at most this often (seconds), plus at the start, on retries and at the end.
+    package var progressInterval = 0.05
 
     package init() {}
 }
@@ -113,7 +124,7 @@ package struct FileDownloader: Sendable {
         guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw RunAnywhereError(.invalidConfiguration, "Cannot download \(request.url.absoluteString): only http and https URLs are supported.")
         }
-        let tracker = ProgressTracker(report: progress)
+        let tracker = ProgressTracker(interval: policy.progressInterval, report: progress)
         var retries = 0
         var failuresWithoutProgress = 0
         var restarts = 0
@@ -169,11 +180,11 @@ package struct FileDownloader: Sendable {
     /// Whether partial bytes for `request` are on disk and can be continued.
     package static func isResumable(_ request: FileDownloadRequest) -> Bool {
         guard let journal = DownloadJournal.load(from: request.journalURL),
-              journal.url == request.url.absoluteString, journal.bytesWritten > 0,
+              journal.url == request.url.absoluteString, journal.bytesOnDisk > 0,
               journal.resumeValidator != nil,
               let size = try? FileManager.default.attributesOfItem(atPath: request.partialURL.path)[.size] as? NSNumber
         else { return false }
-        return size.int64Value >= journal.bytesWritten
+        return size.int64Value >= (journal.segments == nil ? journal.bytesWritten : journal.totalBytes ?? Int64.max)
     }
 
     /// Deletes the partial bytes and journal of `request`.
@@ -188,30 +199,38 @@ struct RestartDownload: Error {
     var reason: String
 }
 
-/// Shares the progress figures between attempts and reports them.
+/// Shares the progress figures between attempts and reports them, at most once per interval while bytes
+/// flow (a new total, the last byte, and retries are always reported).
 final class ProgressTracker: Sendable {
     private struct State {
         var bytesDone: Int64 = 0
         var bytesTotal: Int64?
         var retryAttempt = 0
+        var lastReport = -Double.infinity
     }
 
     private let state = Mutex(State())
+    private let interval: Double
     private let report: @Sendable (FileDownloadProgress) -> Void
 
-    init(report: @escaping @Sendable (FileDownloadProgress) -> Void) {
+    init(interval: Double = 0, report: @escaping @Sendable (FileDownloadProgress) -> Void) {
+        self.interval = interval
         self.report = report
     }
 
     var bytesDone: Int64 { state.withLock { $0.bytesDone } }
 
     func update(bytesDone: Int64, bytesTotal: Int64?) {
-        let snapshot = state.withLock { s -> FileDownloadProgress in
+        let snapshot = state.withLock { s -> FileDownloadProgress? in
+            let newTotal = bytesTotal != nil && bytesTotal != s.bytesTotal
             s.bytesDone = bytesDone
             if let bytesTotal { s.bytesTotal = bytesTotal }
+            let now = interval > 0 ? monotonicSeconds() : 0
+            guard newTotal || bytesDone == s.bytesTotal || now - s.lastReport >= interval else { return nil }
+            s.lastReport = now
             return FileDownloadProgress(bytesDone: s.bytesDone, bytesTotal: s.bytesTotal, retryAttempt: s.retryAttempt)
         }
-        report(snapshot)
+        if let snapshot { report(snapshot) }
     }
 
     func retry(_ attempt: Int) {

@@ -11,15 +11,18 @@ package struct HTTPRequest: Sendable, Hashable {
     package var authorization: String?
     /// Ask for the bytes from this offset on (`Range: bytes=<offset>-`).
     package var rangeStart: Int64?
+    /// With ``rangeStart``: the last byte wanted, inclusive (`Range: bytes=<start>-<end>`).
+    package var rangeEnd: Int64?
     /// The validator (a strong ETag or a Last-Modified date) sent as `If-Range` with ``rangeStart``.
     package var ifRange: String?
 
     package init(url: URL, headers: [String: String] = [:], authorization: String? = nil,
-                 rangeStart: Int64? = nil, ifRange: String? = nil) {
+                 rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
         self.url = url
         self.headers = headers
         self.authorization = authorization
         self.rangeStart = rangeStart
+        self.rangeEnd = rangeEnd
         self.ifRange = ifRange
     }
 }

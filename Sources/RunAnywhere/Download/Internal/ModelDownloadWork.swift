@@ -49,7 +49,7 @@ struct ModelDownloadWork: Sendable {
                 resumed += record.size
             } else if let journal = DownloadJournal.load(from: request(for: file).journalURL),
                       FileDownloader.isResumable(request(for: file)) {
-                resumed += journal.bytesWritten
+                resumed += journal.bytesOnDisk
             }
         }
         if let total = model.artifact.totalSizeBytes {

@@ -1,0 +1,242 @@
+import Foundation
+@testable import RunAnywhere
+import RunAnywhereTestSupport
+import Testing
+
+/// A policy that fetches files of 256 KiB or more as 128 KiB ranges over up to 4 connections.
+func segmentedPolicy(stall: Double = 1, attempts: Int = 6) -> DownloadPolicy {
+    var policy = fastPolicy(stall: stall, attempts: attempts)
+    policy.maxConnections = 4
+    policy.segmentBytes = 128 * 1024
+    policy.minSegmentedBytes = 256 * 1024
+    policy.checkpointBytes = 32 * 1024
+    return policy
+}
+
+/// `bytes=a-b` as (a, b); nil for anything else.
+func closedRange(_ header: String?) -> (start: Int, end: Int)? {
+    guard let header, header.hasPrefix("bytes=") else { return nil }
+    let parts = header.dropFirst(6).split(separator: "-", omittingEmptySubsequences: false)
+    guard parts.count == 2, let a = Int(parts[0]), let b = Int(parts[1]) else { return nil }
+    return (a, b)
+}
+
+@Suite("Segmented downloads")
+struct SegmentedDownloadTests {
+    @Test("a large file from a server accepting ranges arrives as parallel ranges, whole and with the right SHA-256")
+    func parallelRanges() async throws {
+        let f = try DownloadFixture(size: 1_000_000)
+        defer { f.cleanUp() }
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha, size: 1_000_000))
+        #expect(fileHolds(f.destination, f.body))
+        #expect(result.sha256 == f.sha)
+        #expect(result.isChecksumVerified)
+        #expect(!fileExists(f.request().partialURL))
+        #expect(!fileExists(f.request().journalURL))
+        // One plain request learns the size and the validator, then one closed range per 128 KiB.
+        let ranges = f.rangesRequested
+        #expect(ranges.first == .some(nil))
+        let closed = ranges.dropFirst().compactMap { closedRange($0) }.sorted { $0.start < $1.start }
+        #expect(closed.count == 8)
+        #expect(closed.first?.start == 0)
+        #expect(closed.last?.end == 999_999)
+        #expect(zip(closed, closed.dropFirst()).allSatisfy { $0.end + 1 == $1.start })
+        #expect(f.server.requests(to: "/model.gguf").dropFirst().allSatisfy { $0.header("If-Range") == "\"v1\"" })
+    }
+
+    @Test("several connections are open at once on a server capping each one")
+    func connectionsOverlap() async throws {
+        let f = try DownloadFixture(size: 2_000_000) { $0.bandwidthBytesPerSecond = 1_000_000 }
+        defer { f.cleanUp() }
+        let peak = PeakCounter()
+        let watcher = Thread {
+            while !Thread.current.isCancelled {
+                peak.record(f.server.openConnectionCount)
+                usleep(2000)
+            }
+        }
+        watcher.start()
+        _ = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        watcher.cancel()
+        usleep(5000)
+        #expect(fileHolds(f.destination, f.body))
+        #expect(peak.value >= 3)
+    }
+
+    @Test("cancelling keeps every range's durable bytes in the journal, and the resume continues each range")
+    func cancelThenResumeEveryRange() async throws {
+        let f = try DownloadFixture(size: 2_000_000) { $0.bandwidthBytesPerSecond = 400_000 }
+        defer { f.cleanUp() }
+        try await downloadThenCancel(f.request(sha: f.sha), after: 500_000)
+        #expect(!fileExists(f.destination))
+        #expect(FileDownloader.isResumable(f.request()))
+
+        // The journal claims only bytes that are on disk and correct.
+        let journal = try #require(DownloadJournal.load(from: f.request().journalURL))
+        let segments = try #require(journal.segments)
+        let partial = try #require(fileBytes(f.request().partialURL))
+        #expect(partial.count == f.body.count)
+        for s in segments where s.written > 0 {
+            let range = Int(s.start)..<Int(s.start + s.written)
+            #expect(partial[range].elementsEqual(f.body[range]), "range \(s.start)+\(s.written) claims bytes that differ")
+        }
+        let started = segments.filter { $0.written > 0 && $0.remaining > 0 }
+        #expect(started.count >= 2)
+        #expect(journal.bytesOnDisk >= 300_000)
+
+        var route = try #require(f.server.route("/model.gguf"))
+        route.bandwidthBytesPerSecond = nil
+        f.server.setRoute("/model.gguf", route)
+        f.server.clearRequests()
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(fileHolds(f.destination, f.body))
+        #expect(result.sha256 == f.sha)
+        #expect(result.resumedFrom == journal.bytesOnDisk)
+        // No probe this time, and each started range continues where its durable bytes end.
+        let starts = Set(f.rangesRequested.compactMap { closedRange($0)?.start })
+        #expect(f.rangesRequested.allSatisfy { closedRange($0) != nil })
+        for s in started { #expect(starts.contains(Int(s.start + s.written))) }
+        let refetched = f.server.requests(to: "/model.gguf").compactMap { closedRange($0.header("Range")) }
+            .reduce(0) { $0 + $1.end - $1.start + 1 }
+        #expect(Int64(refetched) == Int64(f.body.count) - journal.bytesOnDisk)
+    }
+
+    @Test("a range whose connection drops is retried on its own, from where it stopped")
+    func rangeRetries() async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.plan = [.serve, .dropAfter(bytes: 50_000)] }
+        defer { f.cleanUp() }
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(fileHolds(f.destination, f.body))
+        #expect(result.retries == 0)
+        let closed = f.rangesRequested.compactMap { closedRange($0) }
+        #expect(closed.count == 9)
+        // The retry asks for the dropped range's tail, not for the whole range again.
+        #expect(closed.contains { $0.start % (128 * 1024) != 0 })
+    }
+
+    @Test("ranges answered 503 are retried by their workers within the attempt")
+    func rangesRetry503() async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.plan = [.serve] + Array(repeating: .status(503), count: 6) }
+        defer { f.cleanUp() }
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(fileHolds(f.destination, f.body))
+        #expect(result.sha256 == f.sha)
+        #expect(result.retries == 0)
+        #expect(f.rangesRequested.count == 1 + 6 + 8)
+    }
+
+    @Test("ranges that keep failing end in downloadFailed, keeping what arrived")
+    func rangesGiveUp() async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.plan = [.serve, .serve]; $0.fallback = .status(500) }
+        defer { f.cleanUp() }
+        await #expect {
+            _ = try await FileDownloader(policy: segmentedPolicy(attempts: 2)).download(f.request(sha: f.sha))
+        } throws: { ($0 as? RunAnywhereError)?.code == .downloadFailed }
+        #expect(!fileExists(f.destination))
+        let journal = try #require(DownloadJournal.load(from: f.request().journalURL))
+        // The one range served is kept (all of it, unless the failures stopped it first), and only it.
+        #expect(journal.bytesOnDisk > 0 && journal.bytesOnDisk <= 128 * 1024)
+        #expect(try #require(journal.segments).filter { $0.written > 0 }.count == 1)
+    }
+
+    @Test("a server without range support is fetched over one connection")
+    func noRanges() async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.acceptsRanges = false }
+        defer { f.cleanUp() }
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(fileHolds(f.destination, f.body))
+        #expect(result.sha256 == f.sha)
+        #expect(f.rangesRequested == [nil])
+    }
+
+    @Test("a corrupted byte in one range fails the SHA-256 check and nothing is kept", arguments: [100, 700_000, 999_999])
+    func corruptRange(offset: Int) async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.fallback = .corrupt(offset: offset) }
+        defer { f.cleanUp() }
+        await #expect {
+            _ = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        } throws: { ($0 as? RunAnywhereError)?.code == .checksumMismatch }
+        #expect(!fileExists(f.destination))
+        #expect(!fileExists(f.request().partialURL))
+        #expect(!fileExists(f.request().journalURL))
+    }
+
+    @Test("a file that changed on the server between runs is fetched again from scratch")
+    func changedBetweenRuns() async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.bandwidthBytesPerSecond = 100_000 }
+        defer { f.cleanUp() }
+        try await downloadThenCancel(f.request(), after: 100_000)
+        let journal = try #require(DownloadJournal.load(from: f.request().journalURL))
+        #expect(journal.segments != nil)
+        try #require(journal.bytesOnDisk < 1_000_000, "the first run must stop before the end")
+        let newBody = testBytes(900_000, seed: 5)
+        f.server.setRoute("/model.gguf", LoopbackRoute(body: newBody, etag: "\"v2\""))
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request())
+        #expect(FileSystem.fileSize(f.destination) == Int64(newBody.count))
+        #expect(fileHolds(f.destination, newBody))
+        #expect(result.sha256 == (try sha256Hex(newBody)))
+        #expect(result.resumedFrom == 0)
+    }
+
+    @Test("a one-connection partial of a large file is continued in ranges, keeping its bytes")
+    func singlePartialContinuesInRanges() async throws {
+        let f = try DownloadFixture(size: 1_000_000) { $0.plan = [.dropAfter(bytes: 300_000)] }
+        defer { f.cleanUp() }
+        var one = segmentedPolicy(attempts: 1)
+        one.maxConnections = 1
+        await #expect(throws: RunAnywhereError.self) {
+            _ = try await FileDownloader(policy: one).download(f.request())
+        }
+        let kept = try #require(DownloadJournal.load(from: f.request().journalURL)).bytesWritten
+        #expect(kept > 0)
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(fileHolds(f.destination, f.body))
+        #expect(result.resumedFrom == kept)
+        #expect(f.rangesRequested.compactMap { closedRange($0) }.allSatisfy { $0.start >= Int(kept) })
+    }
+
+    @Test("segment layout covers the file without gaps, at most 256 ranges")
+    func layout() {
+        var policy = DownloadPolicy()
+        policy.segmentBytes = 10
+        let segments = SegmentedDownload.layout(total: 95, prefix: 7, policy: policy)
+        #expect(segments.first == DownloadSegment(start: 0, end: 7, written: 7))
+        #expect(segments.last?.end == 95)
+        #expect(SegmentedDownload.isValid(segments, total: 95))
+        #expect(SegmentedDownload.contiguousPrefix(segments) == 7)
+        let huge = SegmentedDownload.layout(total: 1 << 40, prefix: 0, policy: DownloadPolicy())
+        #expect(huge.count <= 256)
+        #expect(SegmentedDownload.isValid(huge, total: 1 << 40))
+        #expect(!SegmentedDownload.isValid([DownloadSegment(start: 0, end: 5), DownloadSegment(start: 6, end: 10)], total: 10))
+    }
+}
+
+/// Starts a segmented download, cancels it once `bytes` are in, and expects it to end as cancelled.
+func downloadThenCancel(_ request: FileDownloadRequest, after bytes: Int64) async throws {
+    let log = ProgressLog()
+    let task = Task { try await FileDownloader(policy: segmentedPolicy()).download(request) { log.append($0) } }
+    while (log.all.last?.bytesDone ?? 0) < bytes { try await Task.sleep(nanoseconds: 10_000_000) }
+    task.cancel()
+    await #expect { _ = try await task.value } throws: { ($0 as? RunAnywhereError)?.code == .cancelled }
+}
+
+/// Whether the file at `url` holds exactly `bytes` (without printing megabytes when it does not).
+func fileHolds(_ url: URL, _ bytes: [UInt8]) -> Bool {
+    fileBytes(url) == bytes
+}
+
+/// The largest value recorded.
+final class PeakCounter: Sendable {
+    private let lock = NSLock()
+    nonisolated(unsafe) private var peak = 0
+
+    func record(_ v: Int) {
+        lock.lock(); defer { lock.unlock() }
+        peak = max(peak, v)
+    }
+
+    var value: Int {
+        lock.lock(); defer { lock.unlock() }
+        return peak
+    }
+}

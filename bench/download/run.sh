@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Download benchmark: the SDK's downloader against curl, served by nginx on 127.0.0.1.
+# Writes bench/results/download.md.
+#
+#   bench/download/run.sh [--reps N] [--size-mib N]
+#
+# Installs nginx (and GNU time) with apt when missing, writes its own nginx config in $BENCH_DIR (default
+# /dev/shm/runanywhere-dlbench, a tmpfs, so the numbers are the downloader's and not this VM's disk) with two
+# servers: plain on $PORT and `limit_rate 50m` per connection on $PORT+1. The downloader is driven by the
+# download-bench executable (bench/download/Sources; `swift build -c release --product download-bench`).
+# Every scenario runs once per repetition, interleaved with the others; the report gives medians.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT="$(pwd)"
+REPS=5
+SIZE_MIB=1024
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --reps) REPS="$2"; shift 2 ;;
+        --size-mib) SIZE_MIB="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--size-mib N]" >&2; exit 2 ;;
+    esac
+done
+BENCH_DIR="${BENCH_DIR:-/dev/shm/runanywhere-dlbench}"
+PORT="${PORT:-18480}"
+CAPPED=$((PORT + 1))
+
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+need=()
+command -v nginx >/dev/null || need+=(nginx-light)
+command -v curl >/dev/null || need+=(curl)
+[ -x /usr/bin/time ] || need+=(time)
+if [ ${#need[@]} -gt 0 ]; then
+    $SUDO apt-get update -qq && $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+NGINX="$(command -v nginx || echo /usr/sbin/nginx)"
+
+swift build -c release --product download-bench >&2
+BIN="$(swift build -c release --show-bin-path)/download-bench"
+
+mkdir -p "$BENCH_DIR/www" "$BENCH_DIR/tmp"
+WWW="$BENCH_DIR/www"
+SIZE=$((SIZE_MIB * 1024 * 1024))
+if [ "$(stat -c %s "$WWW/big.bin" 2>/dev/null || echo 0)" != "$SIZE" ]; then
+    echo "writing a ${SIZE_MIB} MiB test file ..." >&2
+    openssl rand -out "$WWW/big.bin" "$SIZE" 2>/dev/null || head -c "$SIZE" /dev/urandom > "$WWW/big.bin"
+fi
+PARTS=(256 128 64 32 16)   # MiB, the five files of the multi-file model
+for i in "${!PARTS[@]}"; do
+    f="$WWW/part$i.bin"; want=$((PARTS[i] * 1024 * 1024))
+    [ "$(stat -c %s "$f" 2>/dev/null || echo 0)" = "$want" ] || head -c "$want" "$WWW/big.bin" > "$f"
+done
+SHA="$(openssl dgst -sha256 -r "$WWW/big.bin" | cut -d' ' -f1)"
+
+cat > "$BENCH_DIR/nginx.conf" <<CONF
+worker_processes 1;
+pid $BENCH_DIR/nginx.pid;
+error_log $BENCH_DIR/error.log warn;
+events { worker_connections 512; }
+http {
+    access_log off;
+    log_format bytes '\$request_uri \$status \$body_bytes_sent "\$http_range"';
+    client_body_temp_path $BENCH_DIR/tmp; proxy_temp_path $BENCH_DIR/tmp; fastcgi_temp_path $BENCH_DIR/tmp;
+    uwsgi_temp_path $BENCH_DIR/tmp; scgi_temp_path $BENCH_DIR/tmp;
+    sendfile on; tcp_nopush on; keepalive_requests 10000;
+    types { } default_type application/octet-stream;
+    server { listen 127.0.0.1:$PORT; root $WWW; access_log $BENCH_DIR/access.log bytes; }
+    server { listen 127.0.0.1:$CAPPED; root $WWW; limit_rate 50m; access_log $BENCH_DIR/access-capped.log bytes; }
+}
+CONF
+stop_nginx() { [ -f "$BENCH_DIR/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx.pid")" 2>/dev/null || true; }
+stop_nginx; sleep 0.3
+"$NGINX" -c "$BENCH_DIR/nginx.conf" -p "$BENCH_DIR" -e "$BENCH_DIR/error.log"
+trap 'stop_nginx' EXIT
+sleep 0.3
+PLAIN_URL="http://127.0.0.1:$PORT"
+CAPPED_URL="http://127.0.0.1:$CAPPED"
+
+RAW="$BENCH_DIR/raw.tsv"
+: > "$RAW"
+RUN="$BENCH_DIR/run"
+TIMEF="$BENCH_DIR/time.txt"
+
+# measure SCENARIO TOOL REP COMMAND...: wall, user, sys, max RSS, and the command's stdout (JSON for ours).
+measure() {
+    local scenario="$1" tool="$2" rep="$3"; shift 3
+    rm -rf "$RUN"; mkdir -p "$RUN"
+    local out
+    out="$(/usr/bin/time -f '%e %U %S %M' -o "$TIMEF" "$@")" || { echo "failed: $*" >&2; cat "$TIMEF" >&2; return 1; }
+    printf '%s\t%s\t%s\t%s\t%s\n' "$scenario" "$tool" "$rep" "$(tail -1 "$TIMEF")" "${out//$'\n'/ }" >> "$RAW"
+}
+
+# A kill -9 at a random point, then a resume. The process SIGKILLs itself from its progress callback once a
+# random byte count (10-90 % of the file) is written, so the bytes it had received are known; nginx's byte
+# counts give what the server sent to both runs.
+kill_resume() {
+    local rep="$1" url="$CAPPED_URL/big.bin" log="$BENCH_DIR/access-capped.log"
+    rm -rf "$RUN"; mkdir -p "$RUN"; : > "$log"
+    local at; at="$(awk -v r="$RANDOM" -v s="$SIZE" 'BEGIN { printf "%d", (0.1 + (r / 32767) * 0.8) * s }')"
+    local killed; killed="$("$BIN" file "$url" "$RUN" --kill-at "$at" 2>/dev/null || true)"
+    killed="$(printf '%s' "$killed" | python3 -c "import json,sys; print(json.loads(sys.stdin.read() or '{}').get('killedAt', -1))")"
+    sleep 0.5
+    local first; first="$(awk '{ s += $3 } END { print s + 0 }' "$log")"
+    local journal_bytes; journal_bytes="$(python3 -c "import json,sys; j=json.load(open(sys.argv[1])); print(sum(s['written'] for s in j['segments']) if j.get('segments') else j['bytesWritten'])" "$RUN/work/big.bin.journal" 2>/dev/null || echo 0)"
+    : > "$log"
+    local out; out="$("$BIN" file "$url" "$RUN" --sha256 "$SHA")"
+    sleep 0.3
+    local second; second="$(awk '{ s += $3 } END { print s + 0 }' "$log")"
+    printf 'resume\tours-default\t%s\t%s %s %s %s\t%s\n' "$rep" "$killed" "$first" "$second" "$journal_bytes" "$out" >> "$RAW"
+}
+
+mkdir -p bench/results
+# What SHA-256 alone costs here (OpenSSL, 1 MiB blocks), to read the CPU figures against.
+SHA_RATE="$(openssl speed -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null | awk '$1 == "sha256" { sub(/k$/, "", $2); print $2 * 1000 }')"
+LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
+for rep in $(seq 1 "$REPS"); do
+    echo "repetition $rep of $REPS ..." >&2
+    measure one-connection ours "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --connections 1 --sha256 "$SHA"
+    measure one-connection curl "$rep" curl -sS -o "$RUN/big.bin" "$PLAIN_URL/big.bin"
+    measure one-connection curl-sha256sum "$rep" sh -c "curl -sS '$PLAIN_URL/big.bin' | sha256sum"
+    measure one-connection ours-no-progress "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --connections 1 --sha256 "$SHA" --no-progress
+    measure plain-default ours-default "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --sha256 "$SHA"
+    measure capped ours-default "$rep" "$BIN" file "$CAPPED_URL/big.bin" "$RUN" --sha256 "$SHA"
+    measure capped curl "$rep" curl -sS -o "$RUN/big.bin" "$CAPPED_URL/big.bin"
+    kill_resume "$rep"
+    urls=(); for i in "${!PARTS[@]}"; do urls+=("$CAPPED_URL/part$i.bin"); done
+    measure multi-file ours-model "$rep" env RUNANYWHERE_HOME="$RUN/home" "$BIN" model bench-model "${urls[@]}"
+    measure multi-file curl-sequential "$rep" sh -c "for u in ${urls[*]}; do curl -sS -o '$RUN/'\$(basename \$u) \$u || exit 1; done"
+done
+LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
+rm -rf "$RUN"
+
+python3 bench/download/report.py "$RAW" \
+    --size "$SIZE" --parts "${PARTS[*]}" --reps "$REPS" \
+    --load "$LOAD_BEFORE / $LOAD_AFTER" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
+    --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)" \
+    --nginx "$("$NGINX" -v 2>&1 | cut -d/ -f2)" --curl "$(curl --version | head -1 | cut -d' ' -f2)" \
+    --dir "$BENCH_DIR" --sha-rate "${SHA_RATE:-0}" > bench/results/download.md
+cat bench/results/download.md

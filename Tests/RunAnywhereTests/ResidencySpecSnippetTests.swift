@@ -142,6 +142,7 @@ struct ResidencySpecSnippetTests {
             try await picker.download(a)
             #expect(await picker.models.contains { $0.id == a && $0.isDownloaded })
             #expect(await picker.downloading == nil)
+            #expect(await picker.fraction == 1)
             try await picker.use(a)
             try await picker.use(b)
             #expect(await RunAnywhere.models.state().loaded.map(\.id) == [b])

@@ -361,8 +361,8 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
             const int8_t *y = b[i].qs + 128 * h;
             const __m512i plo = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)y));
             const __m512i phi = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(y + 64)));
-            si = _mm512_add_epi32(si, _mm512_madd_epi16(plo, _mm512_permutexvar_epi16(ix[2 * h], s16)));
-            si = _mm512_add_epi32(si, _mm512_madd_epi16(phi, _mm512_permutexvar_epi16(ix[2 * h + 1], s16)));
+            si = dp_i16(si, plo, _mm512_permutexvar_epi16(ix[2 * h], s16));
+            si = dp_i16(si, phi, _mm512_permutexvar_epi16(ix[2 * h + 1], s16));
         }
         acc = _mm512_fmadd_ps(_mm512_set1_ps(b[i].d * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }
@@ -479,7 +479,7 @@ RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs,
             const __m512i v = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
             for (int k = 0; k < nx; k++) {
                 const __m512i y = _mm512_loadu_si512((const void *)(b[k][i].qs + 64 * g));
-                si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+                si[k] = dp_i16(si[k], _mm512_maddubs_epi16(v, y), sv[g]);   // VNNI: one vpdpwssd
             }
         }
         for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
@@ -519,7 +519,7 @@ RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs,
                 const int8_t *y = b[k][i].qs + 128 * h;
                 const __m512i plo = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)y));
                 const __m512i phi = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(y + 64)));
-                si[k] = _mm512_add_epi32(si[k], _mm512_add_epi32(_mm512_madd_epi16(plo, slo), _mm512_madd_epi16(phi, shi)));
+                si[k] = dp_i16(dp_i16(si[k], plo, slo), phi, shi);
             }
         }
         const float dw = ra_f16_table[a[i].d];

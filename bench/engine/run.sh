@@ -2,7 +2,7 @@
 # Engine benchmark: our native GGUF engine against llama.cpp (llama-cpp-python 0.3.36, built here without
 # AMX) on the same files and threads. Writes bench/results/engine.md.
 #
-#   bench/engine/run.sh [--reps N] [--threads "2 1"] [--shapes "qwen3-0.6b llama-1b"] [--types "q8_0 q4_k_m"]
+#   bench/engine/run.sh [--reps N] [--threads "2 1"] [--shapes "qwen3-0.6b llama-1b"] [--types "q8_0 q4_k_m"] [--out FILE]
 #
 # 1. bench/.venv (gitignored): numpy, gguf and llama-cpp-python==0.3.36 compiled from source with
 #    -mno-amx-* (about 6 minutes on 2 cores the first time; the venv is reused afterwards).
@@ -19,6 +19,7 @@ REPS=5
 THREADS="2 1"
 SHAPES="qwen3-0.6b llama-1b"
 TYPES="q8_0 q4_k_m"
+OUT=bench/results/engine.md
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -26,6 +27,7 @@ while [ $# -gt 0 ]; do
         --threads) THREADS="$2"; shift 2 ;;
         --shapes) SHAPES="$2"; shift 2 ;;
         --types) TYPES="$2"; shift 2 ;;
+        --out) OUT="$2"; shift 2 ;;
         *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"]" >&2; exit 2 ;;
     esac
 done
@@ -70,7 +72,7 @@ done
 # 3. Measurements.
 swift build -c release --product engine-bench >&2
 BIN="$(swift build -c release --show-bin-path)/engine-bench"
-RAW="$WORK/engine-raw.tsv"
+RAW="$WORK/$(basename "$OUT" .md)-raw.tsv"
 : > "$RAW"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 START=$(date +%s)
@@ -116,7 +118,8 @@ SIZES="$(for m in "${MODELS[@]}"; do printf '%s %s MiB; ' "$m" $(( $(stat -c %s 
     echo '```'
     cat "$RAW"
     echo '```'
-} > bench/results/engine.md.tmp
-if [ -f bench/results/engine-notes.md ]; then cat bench/results/engine-notes.md >> bench/results/engine.md.tmp; fi
-mv bench/results/engine.md.tmp bench/results/engine.md
-cat bench/results/engine.md
+} > "$OUT.tmp"
+# The profile findings (written by hand) follow the measured table.
+if [ "$OUT" = bench/results/engine.md ] && [ -f bench/results/engine-notes.md ]; then cat bench/results/engine-notes.md >> "$OUT.tmp"; fi
+mv "$OUT.tmp" "$OUT"
+cat "$OUT"

@@ -2,6 +2,7 @@
 #include "kernels_internal.h"
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 
 static atomic_int g_features = -1;     // detected features (-1: not yet)
 static atomic_int g_mask = -1;         // allowed by ra_set_cpu_features_mask
@@ -133,6 +134,26 @@ float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_ro
     return dot(n, w_row, x_row);
 }
 
+// Per-thread scratch for repacked activations, grown on demand and freed when the thread ends.
+static pthread_key_t g_scratch_key;
+typedef struct { int64_t size; uint8_t data[]; } ra_scratch;
+
+static void scratch_free(void *p) { free(p); }
+static void scratch_key_init(void) { pthread_key_create(&g_scratch_key, scratch_free); }
+
+static uint8_t *ra_thread_scratch(int64_t bytes) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, scratch_key_init);
+    ra_scratch *s = pthread_getspecific(g_scratch_key);
+    if (s && s->size >= bytes) return s->data;
+    free(s);
+    s = malloc(sizeof(ra_scratch) + (size_t)bytes + 64);
+    if (!s) { pthread_setspecific(g_scratch_key, NULL); return NULL; }
+    s->size = bytes;
+    pthread_setspecific(g_scratch_key, s);
+    return s->data;
+}
+
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1) {
     ra_dot_fn dot;
@@ -147,6 +168,12 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         for (int64_t r = r0; r < r1; r++) out[r] = dot(n, W + r * wrow, X);
         return;
     }
+#if defined(__x86_64__)
+    if (weight_type == RA_Q8_0 && n % 64 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
+        uint8_t *scratch = ra_thread_scratch(16 * n);
+        if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, 16 * n)) return;
+    }
+#endif
     if (multi) {
         // One weight row against 4 activation rows at a time: each weight block is decoded once per
         // group. Row tiles of ~256 KB stay in L2 while every group of activations passes over them.

@@ -361,8 +361,8 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
             const int8_t *y = b[i].qs + 128 * h;
             const __m512i plo = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)y));
             const __m512i phi = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(y + 64)));
-            si = _mm512_add_epi32(si, _mm512_madd_epi16(plo, _mm512_permutexvar_epi16(ix[2 * h], s16)));
-            si = _mm512_add_epi32(si, _mm512_madd_epi16(phi, _mm512_permutexvar_epi16(ix[2 * h + 1], s16)));
+            si = dp_i16(si, plo, _mm512_permutexvar_epi16(ix[2 * h], s16));
+            si = dp_i16(si, phi, _mm512_permutexvar_epi16(ix[2 * h + 1], s16));
         }
         acc = _mm512_fmadd_ps(_mm512_set1_ps(b[i].d * ra_f16_table[a[i].d]), _mm512_cvtepi32_ps(si), acc);
     }
@@ -479,7 +479,7 @@ RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs,
             const __m512i v = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
             for (int k = 0; k < nx; k++) {
                 const __m512i y = _mm512_loadu_si512((const void *)(b[k][i].qs + 64 * g));
-                si[k] = _mm512_add_epi32(si[k], _mm512_madd_epi16(_mm512_maddubs_epi16(v, y), sv[g]));
+                si[k] = dp_i16(si[k], _mm512_maddubs_epi16(v, y), sv[g]);   // VNNI: one vpdpwssd
             }
         }
         for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_set1_ps(b[k][i].d * dw), _mm512_cvtepi32_ps(si[k]), acc[k]);
@@ -519,7 +519,7 @@ RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs,
                 const int8_t *y = b[k][i].qs + 128 * h;
                 const __m512i plo = _mm512_maddubs_epi16(qlo, _mm512_loadu_si512((const void *)y));
                 const __m512i phi = _mm512_maddubs_epi16(qhi, _mm512_loadu_si512((const void *)(y + 64)));
-                si[k] = _mm512_add_epi32(si[k], _mm512_add_epi32(_mm512_madd_epi16(plo, slo), _mm512_madd_epi16(phi, shi)));
+                si[k] = dp_i16(dp_i16(si[k], plo, slo), phi, shi);
             }
         }
         const float dw = ra_f16_table[a[i].d];
@@ -528,6 +528,73 @@ RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs,
     for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
 }
 RA_MULTI_WRAPPERS(multi_q6_k)
+
+#if RA_VNNI
+// MARK: - Q8_0 batches with VNNI: activations repacked once per group, one vpdpbusd per weight/activation pair
+
+// Packed activation row: for every pair of blocks j, 64 bytes of x + 128 (unsigned), then 16 floats of
+// scale (8 × d of block 2j, 8 × d of block 2j+1). Signed w × unsigned (x + 128) sums to w·x + 128·Σw, and the
+// 128·Σw part is computed once per weight pair (lane by lane, the same lanes) and taken off as the start value.
+RA_TARGET static void q8_0_pack_x(int64_t n, const void *x, uint8_t *dst) {
+    const blk_q8_0 *b = x;
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    for (int64_t j = 0; j < n / 64; j++) {
+        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[2 * j].qs), _mm256_loadu_si256((const __m256i *)b[2 * j + 1].qs));
+        _mm512_storeu_si512(dst + 128 * j, _mm512_xor_si512(y, bias));
+        const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[b[2 * j].d]), _mm512_set1_ps(ra_f16_table[b[2 * j + 1].d]));
+        _mm512_storeu_ps(dst + 128 * j + 64, d);
+    }
+}
+
+// nx (1..8) dot products of one Q8_0 weight row with packed activation rows xs bytes apart. Per pair of blocks
+// the products are scaled and accumulated exactly as multi_q8_0 does (same lanes, same order).
+__attribute__((always_inline)) RA_TARGET static inline void q8_0_packed_m(int64_t n, const void *w, const uint8_t *xp, int64_t xs,
+                                                                        float *out, int64_t os, const int nx) {
+    const blk_q8_0 *a = w;
+    __m512 acc[8];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    for (int64_t j = 0; j < n / 64; j++) {
+        const __m512i wv = cat256(_mm256_loadu_si256((const __m256i *)a[2 * j].qs), _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs));
+        const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wv));
+        const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[a[2 * j].d]), _mm512_set1_ps(ra_f16_table[a[2 * j + 1].d]));
+        for (int k = 0; k < nx; k++) {
+            const uint8_t *p = xp + k * xs + 128 * j;
+            const __m512i sum = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(p), wv);
+            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_loadu_ps(p + 64)), _mm512_cvtepi32_ps(sum), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
+}
+
+RA_TARGET static void q8_0_packed(int64_t n, const void *w, const uint8_t *xp, int64_t xs, float *out, int64_t os, int nx) {
+    switch (nx) {
+    case 8: q8_0_packed_m(n, w, xp, xs, out, os, 8); break;
+    case 7: q8_0_packed_m(n, w, xp, xs, out, os, 7); break;
+    case 6: q8_0_packed_m(n, w, xp, xs, out, os, 6); break;
+    case 5: q8_0_packed_m(n, w, xp, xs, out, os, 5); break;
+    case 4: q8_0_packed_m(n, w, xp, xs, out, os, 4); break;
+    case 3: q8_0_packed_m(n, w, xp, xs, out, os, 3); break;
+    case 2: q8_0_packed_m(n, w, xp, xs, out, os, 2); break;
+    default: q8_0_packed_m(n, w, xp, xs, out, os, 1); break;
+    }
+}
+
+int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    enum { NX = 8 };
+    const int64_t prow = 2 * n;   // packed bytes per activation row: n bytes of x, n bytes of scales
+    if (n % 64 != 0 || scratch_bytes < NX * prow) return 0;
+    const int64_t wrow = n / 32 * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    const uint8_t *W = w, *X = x;
+    for (int64_t b0 = 0; b0 < nb; b0 += NX) {
+        const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
+        for (int k = 0; k < nx; k++) q8_0_pack_x(n, X + (b0 + k) * xrow, scratch + k * prow);
+        for (int64_t r = r0; r < r1; r++) q8_0_packed(n, W + r * wrow, scratch, prow, out + b0 * out_stride + r, out_stride, nx);
+    }
+    return 1;
+}
+#endif
 
 const ra_dot_table RA_TABLE = {
     .dot = {

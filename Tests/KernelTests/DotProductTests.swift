@@ -228,4 +228,40 @@ struct DotProductTests {
             }
         }
     }
+
+    @Test("Q8_0 batches (VNNI: activations repacked as x + 128, 8 rows per weight row) match scalar dots, -128 weights included")
+    func q8_0Batches() {
+        var rng = SeededRandom(seed: 808)
+        let t = KType.q8_0, n = 1024, rows = 6
+        let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
+        for extreme in [false, true] {
+            var w = [UInt8]()
+            for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
+            for nb in [2, 8, 9, 16, 23] {
+                var x = [UInt8]()
+                for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                for path in KPath.simd {
+                    var out = [Float](repeating: 0, count: rows * nb)
+                    path.run {
+                        w.withUnsafeBytes { wp in
+                            x.withUnsafeBytes { xp in
+                                out.withUnsafeMutableBufferPointer {
+                                    ra_matmul_rows(t.id, wp.baseAddress, Int64(n), xp.baseAddress, Int64(nb), $0.baseAddress, Int64(rows), 0, Int64(rows))
+                                }
+                            }
+                        }
+                    }
+                    for b in 0..<nb {
+                        for r in 0..<rows {
+                            let wRow = Array(w[(r * wr)..<((r + 1) * wr)]), xRow = Array(x[(b * xr)..<((b + 1) * xr)])
+                            let want = KPath.scalar.run { Kernels.dot(t, n, wRow, xRow) }
+                            let mag = Kernels.magnitude(t, n, wRow, xRow)
+                            #expect(abs(Double(out[b * rows + r]) - Double(want)) <= 1e-6 * mag + 1e-30,
+                                    "\(path) extreme=\(extreme) nb=\(nb) b=\(b) r=\(r): \(out[b * rows + r]) vs \(want)")
+                        }
+                    }
+                }
+            }
+        }
+    }
 }

@@ -1,6 +1,10 @@
 // engine-bench: prompt (pp) and decode (tg) throughput of the native GGUF engine, like llama-bench.
 //
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
+//   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256]
+//
+// --report (used by bench/engine/run.sh, one process per measurement): load time (model + context),
+// RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line.
 //
 // pp: `pp` random tokens evaluated as one batch into an empty cache; tg: `tg` tokens decoded one at a
 // time after `depth` random tokens already in the cache (0: an empty cache). Each is repeated `reps`
@@ -14,7 +18,8 @@ func fail(_ message: String) -> Never {
 }
 
 var args = Array(CommandLine.arguments.dropFirst())
-var threads = 2, pp = 128, tg = 64, reps = 3, depth = 0
+var threads = 2, pp = 128, tg = 64, reps = 3, depth = 0, ctx = 0
+var report = false
 var path: String?
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -28,6 +33,8 @@ while !args.isEmpty {
     case "--tg": tg = value()
     case "--reps": reps = value()
     case "--depth": depth = value(minimum: 0)
+    case "--ctx": ctx = value()
+    case "--report": report = true
     case "-h", "--help":
         print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]")
         exit(0)
@@ -39,6 +46,49 @@ guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N
 
 let clock = ContinuousClock()
 func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
+
+/// A "Vm..." line of /proc/self/status in MiB (-1 when it cannot be read).
+func statusMiB(_ key: String) -> Double {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return -1 }
+    for line in text.split(separator: "\n") where line.hasPrefix(key + ":") {
+        let digits = line.split(separator: " ").compactMap { Double($0) }
+        if let kb = digits.first { return kb / 1024 }
+    }
+    return -1
+}
+
+if report {
+    do {
+        let t0 = clock.now
+        let model = try GGUFModel(path: path)
+        let context = try GGUFContext(model: model, contextLength: max(ctx, pp, tg + 1), threads: threads, batchSize: pp)
+        let loadSeconds = seconds(clock.now - t0)
+        let rssLoad = statusMiB("VmRSS")
+        let vocab = Int32(model.vocabularySize)
+        var rng = SystemRandomNumberGenerator()
+        _ = try context.evaluate((0..<pp).map { _ in Int32.random(in: 0..<vocab, using: &rng) })   // warm-up
+        context.reset()
+        let tokens = (0..<pp).map { _ in Int32.random(in: 0..<vocab, using: &rng) }
+        var start = clock.now
+        _ = try context.evaluate(tokens)
+        let ppRate = Double(pp) / seconds(clock.now - start)
+        context.reset()
+        var token: Int32 = 1
+        start = clock.now
+        for _ in 0..<tg {
+            let logits = try context.decode(token)
+            var best = 0
+            for i in 1..<logits.count where logits[i] > logits[best] { best = i }
+            token = Int32(best)
+        }
+        let tgRate = Double(tg) / seconds(clock.now - start)
+        print(String(format: "RESULT load_s=%.4f pp=%.3f tg=%.3f rss_load_mib=%.1f rss_peak_mib=%.1f",
+                     loadSeconds, ppRate, tgRate, rssLoad, statusMiB("VmHWM")))
+    } catch {
+        fail("engine-bench: \(error)")
+    }
+    exit(0)
+}
 
 do {
     let t0 = clock.now

@@ -150,6 +150,10 @@ struct DownloadAttempt {
     private func moveIntoPlace() throws {
         let from = request.partialURL.path, to = request.destination.path
         if rename(from, to) != 0 {
+            if errno == ENOENT {
+                // The partial or its folder vanished under us: another process deleted the model meanwhile.
+                throw RunAnywhereError(.storageFailure, "The download of \(name) lost its files before it could finish: the model was deleted (or its folder removed) while it downloaded. Download it again if you still want it.")
+            }
             guard errno == EXDEV else { throw posixFailure("move into place", to) }
             // Different volumes: copy beside the destination, flush, then rename there.
             let staging = to + ".incoming"

@@ -173,6 +173,10 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         uint8_t *scratch = ra_thread_scratch(16 * n);
         if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, 16 * n)) return;
     }
+    if (weight_type == RA_Q4_K && n % 256 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
+        uint8_t *scratch = ra_thread_scratch(n);
+        if (scratch && ra_matmul_q4_k_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, n)) return;
+    }
 #endif
     if (multi) {
         // One weight row against 4 activation rows at a time: each weight block is decoded once per

@@ -264,6 +264,17 @@ RA_TARGET static inline __m512i idx_k4(int base) {
     return _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16((short)base), _mm512_set1_epi16((short)(base + 1)));
 }
 
+// Scales of a Q4_K super-block as int16 lanes for its four 64-element groups (sv[g]: scale 2g in lanes 0..15,
+// 2g+1 in 16..31); returns its 8 mins as int16.
+RA_TARGET static inline __m128i q4_k_scales(const uint8_t *scales, __m512i sv[4]) {
+    uint32_t u[4];
+    ra_unpack_scales_k4_words(scales, u);
+    const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+    const __m512i s16 = _mm512_zextsi256_si512(sm16);
+    for (int g = 0; g < 4; g++) sv[g] = _mm512_permutexvar_epi16(idx_k4(2 * g), s16);
+    return _mm256_extracti128_si256(sm16, 1);
+}
+
 RA_TARGET static float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q4_k *a = w;
     const blk_q8_k *b = x;
@@ -457,15 +468,9 @@ RA_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs,
         accm[k] = _mm_setzero_ps();
     }
     const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
     for (int64_t i = 0; i < n / QK_K; i++) {
-        uint32_t u[4];
-        ra_unpack_scales_k4_words(a[i].scales, u);
-        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
-        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
-        const __m512i s16 = _mm512_zextsi256_si512(sm16);
-        const __m512i sv[4] = { _mm512_permutexvar_epi16(ix0, s16), _mm512_permutexvar_epi16(ix1, s16),
-                                _mm512_permutexvar_epi16(ix2, s16), _mm512_permutexvar_epi16(ix3, s16) };
+        __m512i sv[4];
+        const __m128i mins = q4_k_scales(a[i].scales, sv);
         const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
         __m512i si[4];
         for (int k = 0; k < nx; k++) {
@@ -591,6 +596,86 @@ int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
         const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
         for (int k = 0; k < nx; k++) q8_0_pack_x(n, X + (b0 + k) * xrow, scratch + k * prow);
         for (int64_t r = r0; r < r1; r++) q8_0_packed(n, W + r * wrow, scratch, prow, out + b0 * out_stride + r, out_stride, nx);
+    }
+    return 1;
+}
+
+// MARK: - Q4_K batches with VNNI: 8 activation rows per weight row, activation side data computed once per group
+
+// Per super-block of an activation row: the 8 sums of bsums over 32 elements (one per sub-block scale) and d.
+typedef struct { int16_t bs2[8]; float d, pad[3]; } q4_k_xside;
+
+RA_TARGET static void q4_k_side_x(int64_t n, const void *x, q4_k_xside *dst) {
+    const blk_q8_k *b = x;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        _mm_storeu_si128((__m128i *)dst[i].bs2, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+        dst[i].d = b[i].d;
+        dst[i].pad[0] = dst[i].pad[1] = dst[i].pad[2] = 0;
+    }
+}
+
+// nx (1..8) dot products of one Q4_K weight row with Q8_K activation rows xs bytes apart (side data ns
+// super-blocks apart). The nibbles and scales of each weight super-block are decoded once for all nx rows;
+// the mins enter each row's float accumulator per super-block (lanes 0..3), so the order is fixed.
+__attribute__((always_inline)) RA_TARGET static inline void q4_k_side_m(int64_t n, const void *w, const uint8_t *x, int64_t xs,
+                                                                      const q4_k_xside *side, int64_t ns, float *out, int64_t os, const int nx) {
+    const blk_q4_k *a = w;
+    __m512 acc[8];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    const __m512i m4 = _mm512_set1_epi8(15);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        __m512i sv[4];
+        const __m128i mins = q4_k_scales(a[i].scales, sv);
+        __m512i si[8];
+        for (int k = 0; k < nx; k++) si[k] = _mm512_setzero_si512();
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m512i v = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
+            for (int k = 0; k < nx; k++) {
+                const blk_q8_k *b = (const blk_q8_k *)(x + k * xs) + i;
+                si[k] = _mm512_dpwssd_epi32(si[k], _mm512_maddubs_epi16(v, _mm512_loadu_si512((const void *)(b->qs + 64 * g))), sv[g]);
+            }
+        }
+        const __m512 dw = _mm512_set1_ps(ra_f16_table[a[i].d]), dm = _mm512_set1_ps(ra_f16_table[a[i].dmin]);
+        for (int k = 0; k < nx; k++) {
+            const q4_k_xside *sd = side + k * ns + i;
+            const __m512 dy = _mm512_set1_ps(sd->d);
+            const __m128i mi = _mm_madd_epi16(mins, _mm_loadu_si128((const __m128i *)sd->bs2));
+            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dy), _mm512_cvtepi32_ps(si[k]), acc[k]);
+            acc[k] = _mm512_fnmadd_ps(_mm512_mul_ps(dm, dy), _mm512_cvtepi32_ps(_mm512_zextsi128_si512(mi)), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
+}
+
+RA_TARGET static void q4_k_side(int64_t n, const void *w, const uint8_t *x, int64_t xs, const q4_k_xside *side, int64_t ns,
+                                float *out, int64_t os, int nx) {
+    switch (nx) {
+    case 8: q4_k_side_m(n, w, x, xs, side, ns, out, os, 8); break;
+    case 7: q4_k_side_m(n, w, x, xs, side, ns, out, os, 7); break;
+    case 6: q4_k_side_m(n, w, x, xs, side, ns, out, os, 6); break;
+    case 5: q4_k_side_m(n, w, x, xs, side, ns, out, os, 5); break;
+    case 4: q4_k_side_m(n, w, x, xs, side, ns, out, os, 4); break;
+    case 3: q4_k_side_m(n, w, x, xs, side, ns, out, os, 3); break;
+    case 2: q4_k_side_m(n, w, x, xs, side, ns, out, os, 2); break;
+    default: q4_k_side_m(n, w, x, xs, side, ns, out, os, 1); break;
+    }
+}
+
+int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    enum { NX = 8 };
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || scratch_bytes < NX * ns * (int64_t)sizeof(q4_k_xside)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    q4_k_xside *side = (q4_k_xside *)(void *)scratch;
+    for (int64_t b0 = 0; b0 < nb; b0 += NX) {
+        const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
+        for (int k = 0; k < nx; k++) q4_k_side_x(n, X + (b0 + k) * xrow, side + k * ns);
+        for (int64_t r = r0; r < r1; r++)
+            q4_k_side(n, W + r * wrow, X + b0 * xrow, xrow, side, ns, out + b0 * out_stride + r, out_stride, nx);
     }
     return 1;
 }

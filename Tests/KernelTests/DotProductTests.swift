@@ -190,41 +190,48 @@ struct DotProductTests {
         }
     }
 
+    /// ra_matmul_rows over rows r0..<r1 on `path`: every output within tolerance of the dot product on `ref`,
+    /// nothing written outside those rows.
+    private func checkMatmulRows(_ t: KType, _ n: Int, _ w: [UInt8], _ x: [UInt8], nb: Int, stride: Int, _ r0: Int, _ r1: Int,
+                                 on path: KPath, against ref: KPath, _ label: String) {
+        let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
+        var out = [Float](repeating: -12345, count: stride * nb)
+        path.run {
+            w.withUnsafeBytes { wp in
+                x.withUnsafeBytes { xp in
+                    out.withUnsafeMutableBufferPointer {
+                        ra_matmul_rows(t.id, wp.baseAddress, Int64(n), xp.baseAddress, Int64(nb), $0.baseAddress, Int64(stride), Int64(r0), Int64(r1))
+                    }
+                }
+            }
+        }
+        for b in 0..<nb {
+            for r in 0..<stride {
+                let got = out[b * stride + r]
+                guard (r0..<r1).contains(r) else {
+                    #expect(got == -12345, "\(label) \(path) nb=\(nb) rows \(r0)..<\(r1): wrote outside at b=\(b) r=\(r)")
+                    continue
+                }
+                let wRow = Array(w[(r * wr)..<((r + 1) * wr)]), xRow = Array(x[(b * xr)..<((b + 1) * xr)])
+                let want = ref.run { Kernels.dot(t, n, wRow, xRow) }
+                let mag = Kernels.magnitude(t, n, wRow, xRow)
+                #expect(abs(Double(got) - Double(want)) <= 1e-6 * mag + 1e-30, "\(label) \(path) nb=\(nb) b=\(b) r=\(r): \(got) vs \(want)")
+            }
+        }
+    }
+
     @Test("matmul_rows equals per-row dot products for odd row ranges and batch sizes", arguments: KType.weights)
     func matmulRows(_ t: KType) {
         var rng = SeededRandom(seed: 41 + UInt64(t.id))
         let n = t.blockSize == 1 ? 200 : (t.blockSize == 32 ? 320 : 512)
         let rows = 13, r0 = 3, r1 = 12, stride = rows + 4
-        let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
         var w = [UInt8]()
         for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng) }
         for nb in [1, 2, 3, 5, 8, 9, 17] {
             var x = [UInt8]()
             for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng) }
             for path in [KPath.scalar] + KPath.simd {
-                var out = [Float](repeating: -12345, count: stride * nb)
-                path.run {
-                    w.withUnsafeBytes { wp in
-                        x.withUnsafeBytes { xp in
-                            out.withUnsafeMutableBufferPointer {
-                                ra_matmul_rows(t.id, wp.baseAddress, Int64(n), xp.baseAddress, Int64(nb), $0.baseAddress, Int64(stride), Int64(r0), Int64(r1))
-                            }
-                        }
-                    }
-                }
-                for b in 0..<nb {
-                    for r in 0..<stride {
-                        let got = out[b * stride + r]
-                        guard (r0..<r1).contains(r) else {
-                            #expect(got == -12345, "\(t) \(path) nb=\(nb): wrote outside rows at b=\(b) r=\(r)")
-                            continue
-                        }
-                        let wRow = Array(w[(r * wr)..<((r + 1) * wr)]), xRow = Array(x[(b * xr)..<((b + 1) * xr)])
-                        let want = path.run { Kernels.dot(t, n, wRow, xRow) }
-                        let mag = Kernels.magnitude(t, n, wRow, xRow)
-                        #expect(abs(Double(got) - Double(want)) <= 1e-6 * mag + 1e-30, "\(t) \(path) nb=\(nb) b=\(b) r=\(r): \(got) vs \(want)")
-                    }
-                }
+                checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: path, "\(t)")
             }
         }
     }
@@ -259,6 +266,25 @@ struct DotProductTests {
                             #expect(abs(Double(out[b * rows + r]) - Double(want)) <= 1e-6 * mag + 1e-30,
                                     "\(path) extreme=\(extreme) nb=\(nb) b=\(b) r=\(r): \(out[b * rows + r]) vs \(want)")
                         }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("Q4_K batches (VNNI: 8 activation rows per weight row, bsums sums computed once per group) match scalar dots")
+    func q4_kBatches() {
+        var rng = SeededRandom(seed: 404)
+        let t = KType.q4_K, n = 1024, rows = 13, stride = rows + 3
+        for extreme in [false, true] {
+            var w = [UInt8]()
+            for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
+            for nb in [2, 4, 7, 8, 9, 16] {
+                var x = [UInt8]()
+                for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                for (r0, r1) in [(0, rows), (3, 12), (5, 6)] {
+                    for path in KPath.simd {
+                        checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: .scalar, "extreme=\(extreme)")
                     }
                 }
             }

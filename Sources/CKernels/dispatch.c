@@ -174,8 +174,8 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, 16 * n)) return;
     }
     if (weight_type == RA_Q4_K && n % 256 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
-        uint8_t *scratch = ra_thread_scratch(n);
-        if (scratch && ra_matmul_q4_k_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, n)) return;
+        uint8_t *scratch = ra_thread_scratch(2 * n);
+        if (scratch && ra_matmul_q4_k_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, 2 * n)) return;
     }
 #endif
     if (multi) {

@@ -602,26 +602,30 @@ int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 
 // MARK: - Q4_K batches with VNNI: 8 activation rows per weight row, activation side data computed once per group
 
-// Per super-block of an activation row: the 8 sums of bsums over 32 elements (one per sub-block scale) and d.
-typedef struct { int16_t bs2[8]; float d, pad[3]; } q4_k_xside;
+// Per super-block, for a group of up to 8 activation rows (rows past the group's end zero): each row's 8 sums
+// of bsums over 32 elements (one per sub-block min), its d once per lane of those sums' products, and its d.
+typedef struct { int16_t bs2[8][8]; float dyv[32]; float dy[8]; } q4_k_xside;
 
-RA_TARGET static void q4_k_side_x(int64_t n, const void *x, q4_k_xside *dst) {
-    const blk_q8_k *b = x;
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
-        _mm_storeu_si128((__m128i *)dst[i].bs2, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-        dst[i].d = b[i].d;
-        dst[i].pad[0] = dst[i].pad[1] = dst[i].pad[2] = 0;
+RA_TARGET static void q4_k_side_x(int64_t n, const void *x, int64_t xs, int nx, q4_k_xside *dst) {
+    memset(dst, 0, (size_t)(n / QK_K) * sizeof(q4_k_xside));
+    for (int k = 0; k < nx; k++) {
+        const blk_q8_k *b = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+        for (int64_t i = 0; i < n / QK_K; i++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+            _mm_storeu_si128((__m128i *)dst[i].bs2[k], _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            for (int l = 0; l < 4; l++) dst[i].dyv[4 * k + l] = b[i].d;
+            dst[i].dy[k] = b[i].d;
+        }
     }
 }
 
-// nx (1..8) dot products of one Q4_K weight row with Q8_K activation rows xs bytes apart (side data ns
-// super-blocks apart). The nibbles and scales of each weight super-block are decoded once for all nx rows;
-// the mins enter each row's float accumulator per super-block (lanes 0..3), so the order is fixed.
+// nx (1..8) dot products of one Q4_K weight row with Q8_K activation rows xs bytes apart. The nibbles and
+// scales of each weight super-block are decoded once for all nx rows; the mins of 4 rows take one vpdpwssd
+// (row k in lanes 4k..4k+3), summed per row at the end, so the order is fixed.
 __attribute__((always_inline)) RA_TARGET static inline void q4_k_side_m(int64_t n, const void *w, const uint8_t *x, int64_t xs,
-                                                                      const q4_k_xside *side, int64_t ns, float *out, int64_t os, const int nx) {
+                                                                      const q4_k_xside *side, float *out, int64_t os, const int nx) {
     const blk_q4_k *a = w;
-    __m512 acc[8];
+    __m512 acc[8], accm[2] = { _mm512_setzero_ps(), _mm512_setzero_ps() };
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     const __m512i m4 = _mm512_set1_epi8(15);
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -637,29 +641,32 @@ __attribute__((always_inline)) RA_TARGET static inline void q4_k_side_m(int64_t 
                 si[k] = _mm512_dpwssd_epi32(si[k], _mm512_maddubs_epi16(v, _mm512_loadu_si512((const void *)(b->qs + 64 * g))), sv[g]);
             }
         }
+        const q4_k_xside *sd = side + i;
         const __m512 dw = _mm512_set1_ps(ra_f16_table[a[i].d]), dm = _mm512_set1_ps(ra_f16_table[a[i].dmin]);
-        for (int k = 0; k < nx; k++) {
-            const q4_k_xside *sd = side + k * ns + i;
-            const __m512 dy = _mm512_set1_ps(sd->d);
-            const __m128i mi = _mm_madd_epi16(mins, _mm_loadu_si128((const __m128i *)sd->bs2));
-            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, dy), _mm512_cvtepi32_ps(si[k]), acc[k]);
-            acc[k] = _mm512_fnmadd_ps(_mm512_mul_ps(dm, dy), _mm512_cvtepi32_ps(_mm512_zextsi128_si512(mi)), acc[k]);
+        const __m512i mb = _mm512_broadcast_i32x4(mins);
+        for (int h = 0; h < (nx + 3) / 4; h++) {
+            const __m512i mi = _mm512_dpwssd_epi32(_mm512_setzero_si512(), mb, _mm512_loadu_si512((const void *)sd->bs2[4 * h]));
+            accm[h] = _mm512_fmadd_ps(_mm512_mul_ps(dm, _mm512_loadu_ps(sd->dyv + 16 * h)), _mm512_cvtepi32_ps(mi), accm[h]);
         }
+        for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(sd->dy[k])), _mm512_cvtepi32_ps(si[k]), acc[k]);
     }
-    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
+    float m[32];
+    _mm512_storeu_ps(m, accm[0]);
+    _mm512_storeu_ps(m + 16, accm[1]);
+    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]) - ((m[4 * k] + m[4 * k + 1]) + (m[4 * k + 2] + m[4 * k + 3]));
 }
 
-RA_TARGET static void q4_k_side(int64_t n, const void *w, const uint8_t *x, int64_t xs, const q4_k_xside *side, int64_t ns,
+RA_TARGET static void q4_k_side(int64_t n, const void *w, const uint8_t *x, int64_t xs, const q4_k_xside *side,
                                 float *out, int64_t os, int nx) {
     switch (nx) {
-    case 8: q4_k_side_m(n, w, x, xs, side, ns, out, os, 8); break;
-    case 7: q4_k_side_m(n, w, x, xs, side, ns, out, os, 7); break;
-    case 6: q4_k_side_m(n, w, x, xs, side, ns, out, os, 6); break;
-    case 5: q4_k_side_m(n, w, x, xs, side, ns, out, os, 5); break;
-    case 4: q4_k_side_m(n, w, x, xs, side, ns, out, os, 4); break;
-    case 3: q4_k_side_m(n, w, x, xs, side, ns, out, os, 3); break;
-    case 2: q4_k_side_m(n, w, x, xs, side, ns, out, os, 2); break;
-    default: q4_k_side_m(n, w, x, xs, side, ns, out, os, 1); break;
+    case 8: q4_k_side_m(n, w, x, xs, side, out, os, 8); break;
+    case 7: q4_k_side_m(n, w, x, xs, side, out, os, 7); break;
+    case 6: q4_k_side_m(n, w, x, xs, side, out, os, 6); break;
+    case 5: q4_k_side_m(n, w, x, xs, side, out, os, 5); break;
+    case 4: q4_k_side_m(n, w, x, xs, side, out, os, 4); break;
+    case 3: q4_k_side_m(n, w, x, xs, side, out, os, 3); break;
+    case 2: q4_k_side_m(n, w, x, xs, side, out, os, 2); break;
+    default: q4_k_side_m(n, w, x, xs, side, out, os, 1); break;
     }
 }
 
@@ -667,15 +674,14 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     enum { NX = 8 };
     const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || scratch_bytes < NX * ns * (int64_t)sizeof(q4_k_xside)) return 0;
+    if (n % QK_K != 0 || scratch_bytes < ns * (int64_t)sizeof(q4_k_xside)) return 0;
     const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
     const uint8_t *W = w, *X = x;
     q4_k_xside *side = (q4_k_xside *)(void *)scratch;
     for (int64_t b0 = 0; b0 < nb; b0 += NX) {
         const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
-        for (int k = 0; k < nx; k++) q4_k_side_x(n, X + (b0 + k) * xrow, side + k * ns);
-        for (int64_t r = r0; r < r1; r++)
-            q4_k_side(n, W + r * wrow, X + b0 * xrow, xrow, side, ns, out + b0 * out_stride + r, out_stride, nx);
+        q4_k_side_x(n, X + b0 * xrow, xrow, nx, side);
+        for (int64_t r = r0; r < r1; r++) q4_k_side(n, W + r * wrow, X + b0 * xrow, xrow, side, out + b0 * out_stride + r, out_stride, nx);
     }
     return 1;
 }

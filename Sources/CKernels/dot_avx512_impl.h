@@ -599,8 +599,15 @@ int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     }
     return 1;
 }
+#endif
 
-// MARK: - Q4_K batches with VNNI: 8 activation rows per weight row, activation side data computed once per group
+// MARK: - Q4_K batches: 8 activation rows per weight row, activation side data computed once per group
+
+#if RA_VNNI
+#define RA_MATMUL_Q4_K ra_matmul_q4_k_vnni
+#else
+#define RA_MATMUL_Q4_K ra_matmul_q4_k_avx512
+#endif
 
 // Per super-block, for a group of up to 8 activation rows (rows past the group's end zero): each row's 8 sums
 // of bsums over 32 elements (one per sub-block min), its d once per lane of those sums' products, and its d.
@@ -638,14 +645,14 @@ __attribute__((always_inline)) RA_TARGET static inline void q4_k_side_m(int64_t 
             const __m512i v = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
             for (int k = 0; k < nx; k++) {
                 const blk_q8_k *b = (const blk_q8_k *)(x + k * xs) + i;
-                si[k] = _mm512_dpwssd_epi32(si[k], _mm512_maddubs_epi16(v, _mm512_loadu_si512((const void *)(b->qs + 64 * g))), sv[g]);
+                si[k] = dp_i16(si[k], _mm512_maddubs_epi16(v, _mm512_loadu_si512((const void *)(b->qs + 64 * g))), sv[g]);
             }
         }
         const q4_k_xside *sd = side + i;
         const __m512 dw = _mm512_set1_ps(ra_f16_table[a[i].d]), dm = _mm512_set1_ps(ra_f16_table[a[i].dmin]);
         const __m512i mb = _mm512_broadcast_i32x4(mins);
         for (int h = 0; h < (nx + 3) / 4; h++) {
-            const __m512i mi = _mm512_dpwssd_epi32(_mm512_setzero_si512(), mb, _mm512_loadu_si512((const void *)sd->bs2[4 * h]));
+            const __m512i mi = dp_i16(_mm512_setzero_si512(), mb, _mm512_loadu_si512((const void *)sd->bs2[4 * h]));
             accm[h] = _mm512_fmadd_ps(_mm512_mul_ps(dm, _mm512_loadu_ps(sd->dyv + 16 * h)), _mm512_cvtepi32_ps(mi), accm[h]);
         }
         for (int k = 0; k < nx; k++) acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_set1_ps(sd->dy[k])), _mm512_cvtepi32_ps(si[k]), acc[k]);
@@ -670,8 +677,8 @@ RA_TARGET static void q4_k_side(int64_t n, const void *w, const uint8_t *x, int6
     }
 }
 
-int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+int RA_MATMUL_Q4_K(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     enum { NX = 8 };
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || scratch_bytes < ns * (int64_t)sizeof(q4_k_xside)) return 0;
@@ -685,7 +692,6 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     }
     return 1;
 }
-#endif
 
 const ra_dot_table RA_TABLE = {
     .dot = {

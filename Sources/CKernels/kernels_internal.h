@@ -106,10 +106,14 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// Q4_K weights × nb Q8_K activation rows on the VNNI path, rows [r0, r1); scratch: at least 2·n bytes.
+// Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least 2·n bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
+typedef int (*ra_matmul_q4_k_fn)(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q4_k_avx512(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 #endif
 
 #endif

@@ -31,6 +31,9 @@ public final class SmallFilesystem: @unchecked Sendable {
     /// The mount point's path.
     public var path: String { directory.path }
 
+    /// The mount point's URL.
+    public var url: URL { directory.url }
+
     /// Changes the size limit in place (files stay).
     public func resize(bytes: Int) throws {
         guard mount("tmpfs", directory.path, "tmpfs", UInt(MS_REMOUNT), "size=\(bytes)") == 0 else {

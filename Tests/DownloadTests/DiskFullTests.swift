@@ -4,25 +4,17 @@ import Glibc
 import RunAnywhereTestSupport
 import Testing
 
-/// Mounting a small tmpfs needs root (CAP_SYS_ADMIN); elsewhere this suite is skipped.
-private let canMount: Bool = {
-    guard geteuid() == 0, let dir = try? TemporaryDirectory(prefix: "runanywhere-mountprobe") else { return false }
-    defer { dir.remove() }
-    guard mount("tmpfs", dir.path, "tmpfs", 0, "size=64k") == 0 else { return false }
-    umount2(dir.path, 0)
-    return true
-}()
+/// Mounting a small tmpfs needs root (CAP_SYS_ADMIN); elsewhere these suites are skipped.
+private let canMount = SmallFilesystem.isAvailable
 
 @Suite("Disk full", .enabled(if: canMount, "needs root to mount a small tmpfs that really fills up"))
 struct DiskFullTests {
     @Test("a write that hits ENOSPC fails with insufficientStorage and keeps the partial resumable")
     func enospc() async throws {
-        let dir = try TemporaryDirectory(prefix: "runanywhere-diskfull")
+        let dir = try SmallFilesystem(bytes: 256 * 1024)
         let server = try LoopbackHTTPServer()
-        #expect(mount("tmpfs", dir.path, "tmpfs", 0, "size=256k") == 0)
         defer {
             server.stop()
-            umount2(dir.path, 0)
             dir.remove()
         }
         let body = testBytes(600_000)
@@ -39,7 +31,7 @@ struct DiskFullTests {
         let kept = try #require(DownloadJournal.load(from: request.journalURL)).bytesWritten
         #expect(kept > 100_000)
 
-        #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT), "size=2m") == 0)
+        try dir.resize(bytes: 2 * 1024 * 1024)
         let result = try await FileDownloader(policy: policy).download(request)
         #expect(result.resumedFrom == kept)
         #expect(fileBytes(request.destination) == body)
@@ -51,13 +43,11 @@ struct ModelDiskFullTests {
     @Test("the disk filling mid-download gives insufficientStorage, keeps the partial resumable, and the download completes once space is freed",
           arguments: ["delete-filler", "grow-volume"])
     func fillsMidDownload(freeBy: String) async throws {
-        let dir = try TemporaryDirectory(prefix: "runanywhere-diskfull-model")
-        #expect(mount("tmpfs", dir.path, "tmpfs", 0, "size=1m") == 0)
+        let dir = try SmallFilesystem(bytes: 1024 * 1024)
         let root = dir.url.appendingPathComponent("root")
         let server = try LoopbackHTTPServer()
         defer {
             server.stop()
-            umount2(dir.path, 0)
             dir.remove()
         }
         let body = testBytes(700_000, seed: 44)
@@ -87,7 +77,7 @@ struct ModelDiskFullTests {
         if freeBy == "delete-filler" {
             try FileManager.default.removeItem(at: filler)
         } else {
-            #expect(mount("tmpfs", dir.path, "tmpfs", UInt(MS_REMOUNT), "size=4m") == 0)
+            try dir.resize(bytes: 4 * 1024 * 1024)
         }
         let events = try await collect(try await sdk.models.download(id: "big"))
         guard case .started(_, _, let resumed) = events.first else {

@@ -308,15 +308,19 @@ struct FileDownloaderTests {
 
     @Test("refuses a second concurrent download of the same file")
     func concurrentSameFile() async throws {
-        // 2.5 s at this rate, so the second call lands while the first still holds the file on a loaded machine.
-        let f = try DownloadFixture(size: 500_000) { $0.bandwidthBytesPerSecond = 200_000 }
+        // The first download stalls mid-body (its stall timeout is longer), so it holds the partial for as long
+        // as the test needs, however loaded the machine is.
+        let f = try DownloadFixture(size: 500_000) { $0.plan = [.stallAfter(bytes: 100_000, seconds: 60)] }
         defer { f.cleanUp() }
-        let first = Task { try await FileDownloader(policy: fastPolicy()).download(f.request(sha: f.sha)) }
+        let first = Task { try await FileDownloader(policy: fastPolicy(stall: 120)).download(f.request(sha: f.sha)) }
         while f.server.requests.isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }
         await #expect {
             _ = try await FileDownloader(policy: fastPolicy()).download(f.request(sha: f.sha))
         } throws: { ($0 as? RunAnywhereError)?.code == .downloadFailed }
-        _ = try await first.value
+        first.cancel()
+        await #expect { _ = try await first.value } throws: { ($0 as? RunAnywhereError)?.code == .cancelled }
+        // With the first one gone, the file downloads (resuming what it had written).
+        _ = try await FileDownloader(policy: fastPolicy()).download(f.request(sha: f.sha))
         #expect(fileBytes(f.destination) == f.body)
     }
 }

@@ -5,8 +5,9 @@
 #   bench/download/run.sh [--reps N] [--size-mib N]
 #
 # Installs nginx (and GNU time) with apt when missing, writes its own nginx config in $BENCH_DIR (default
-# /dev/shm/runanywhere-dlbench, a tmpfs, so the numbers are the downloader's and not this VM's disk) with two
-# servers: plain on $PORT and `limit_rate 50m` per connection on $PORT+1. The downloader is driven by the
+# /dev/shm/runanywhere-dlbench, a tmpfs, so the numbers are the downloader's and not this VM's disk) with three
+# servers: plain on $PORT, `limit_rate 50m` per connection on $PORT+1 and a one-link "wire" speed
+# (`limit_rate $WIRE_RATE`, default 250m) on $PORT+2. The downloader is driven by the
 # download-bench executable (bench/download/Sources; `swift build -c release --product download-bench`).
 # Every scenario runs once per repetition, interleaved with the others; the report gives medians.
 set -euo pipefail
@@ -24,6 +25,8 @@ done
 BENCH_DIR="${BENCH_DIR:-/dev/shm/runanywhere-dlbench}"
 PORT="${PORT:-18480}"
 CAPPED=$((PORT + 1))
+WIRE=$((PORT + 2))
+WIRE_RATE="${WIRE_RATE:-250m}"   # one connection at 250 MB/s = 2 Gbit/s, twice a gigabit link
 
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 need=()
@@ -66,6 +69,7 @@ http {
     types { } default_type application/octet-stream;
     server { listen 127.0.0.1:$PORT; root $WWW; access_log $BENCH_DIR/access.log bytes; }
     server { listen 127.0.0.1:$CAPPED; root $WWW; limit_rate 50m; access_log $BENCH_DIR/access-capped.log bytes; }
+    server { listen 127.0.0.1:$WIRE; root $WWW; limit_rate $WIRE_RATE; }
 }
 CONF
 stop_nginx() { [ -f "$BENCH_DIR/nginx.pid" ] && kill "$(cat "$BENCH_DIR/nginx.pid")" 2>/dev/null || true; }
@@ -75,6 +79,7 @@ trap 'stop_nginx' EXIT
 sleep 0.3
 PLAIN_URL="http://127.0.0.1:$PORT"
 CAPPED_URL="http://127.0.0.1:$CAPPED"
+WIRE_URL="http://127.0.0.1:$WIRE"
 
 RAW="$BENCH_DIR/raw.tsv"
 : > "$RAW"
@@ -119,6 +124,8 @@ for rep in $(seq 1 "$REPS"); do
     measure one-connection curl "$rep" curl -sS -o "$RUN/big.bin" "$PLAIN_URL/big.bin"
     measure one-connection curl-sha256sum "$rep" sh -c "curl -sS '$PLAIN_URL/big.bin' | sha256sum"
     measure one-connection ours-no-progress "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --connections 1 --sha256 "$SHA" --no-progress
+    measure wire ours "$rep" "$BIN" file "$WIRE_URL/big.bin" "$RUN" --connections 1 --sha256 "$SHA"
+    measure wire curl "$rep" curl -sS -o "$RUN/big.bin" "$WIRE_URL/big.bin"
     measure plain-default ours-default "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --sha256 "$SHA"
     measure capped ours-default "$rep" "$BIN" file "$CAPPED_URL/big.bin" "$RUN" --sha256 "$SHA"
     measure capped curl "$rep" curl -sS -o "$RUN/big.bin" "$CAPPED_URL/big.bin"
@@ -135,5 +142,5 @@ python3 bench/download/report.py "$RAW" \
     --load "$LOAD_BEFORE / $LOAD_AFTER" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
     --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)" \
     --nginx "$("$NGINX" -v 2>&1 | cut -d/ -f2)" --curl "$(curl --version | head -1 | cut -d' ' -f2)" \
-    --dir "$BENCH_DIR" --sha-rate "${SHA_RATE:-0}" > bench/results/download.md
+    --dir "$BENCH_DIR" --sha-rate "${SHA_RATE:-0}" --wire-rate "$WIRE_RATE" > bench/results/download.md
 cat bench/results/download.md

@@ -48,19 +48,66 @@ struct SegmentedDownloadTests {
     func connectionsOverlap() async throws {
         let f = try DownloadFixture(size: 2_000_000) { $0.bandwidthBytesPerSecond = 1_000_000 }
         defer { f.cleanUp() }
-        let peak = PeakCounter()
-        let watcher = Thread {
-            while !Thread.current.isCancelled {
-                peak.record(f.server.openConnectionCount)
-                usleep(2000)
-            }
+        let peak = try await peakOpenConnections(f.server) {
+            _ = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
         }
-        watcher.start()
-        _ = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
-        watcher.cancel()
-        usleep(5000)
         #expect(fileHolds(f.destination, f.body))
-        #expect(peak.value >= 3)
+        #expect(peak >= 3)
+    }
+
+    @Test("on a server capping each connection, the connections double past the starting count while that pays")
+    func connectionsRampUp() async throws {
+        let f = try DownloadFixture(size: 4_000_000) { $0.bandwidthBytesPerSecond = 1_000_000 }
+        defer { f.cleanUp() }
+        var policy = segmentedPolicy()
+        policy.initialConnections = 1
+        policy.maxConnections = 8
+        policy.rampInterval = 0.15
+        let peak = try await peakOpenConnections(f.server) {
+            _ = try await FileDownloader(policy: policy).download(f.request(sha: f.sha))
+        }
+        #expect(fileHolds(f.destination, f.body))
+        // One connection (two while one closes and the next opens) unless it doubled to 2, 4, then 8.
+        #expect(peak >= 5)
+    }
+
+    @Test("the ramp doubles while throughput follows, and stops at the maximum")
+    func rampGrowsWhilePaying() {
+        var ramp = ConnectionRamp(initial: 2, maximum: 16, interval: 1)
+        func step(_ time: Double, _ bytes: Int64) -> Bool { ramp.update(time: time, bytes: bytes) }
+        #expect(ramp.connections == 2)
+        #expect(!step(0, 0))
+        #expect(!step(0.5, 50))   // not a whole interval yet
+        #expect(step(1, 100))
+        #expect(ramp.connections == 4)
+        #expect(step(2, 300))
+        #expect(ramp.connections == 8)
+        #expect(step(3, 700))
+        #expect(ramp.connections == 16)
+        #expect(!step(4, 1500))
+        #expect(!step(9, 9000))
+        #expect(ramp.connections == 16)
+    }
+
+    @Test("a doubling that does not raise throughput by a fifth goes back to the count before, for good")
+    func rampSettlesWhenFlat() {
+        var ramp = ConnectionRamp(initial: 4, maximum: 16, interval: 1)
+        func step(_ time: Double, _ bytes: Int64) -> Bool { ramp.update(time: time, bytes: bytes) }
+        _ = ramp.update(time: 0, bytes: 0)
+        #expect(step(1, 100))
+        #expect(ramp.connections == 8)
+        #expect(step(2, 215))   // 115 per second: +15 %
+        #expect(ramp.connections == 4)
+        #expect(!step(3, 1000))
+        #expect(ramp.connections == 4)
+    }
+
+    @Test("the ramp keeps within its bounds", arguments: [(0, 1, 1), (1, 1, 1), (8, 4, 4), (3, 0, 1)])
+    func rampBounds(initial: Int, maximum: Int, expected: Int) {
+        var ramp = ConnectionRamp(initial: initial, maximum: maximum, interval: 0.1)
+        #expect(ramp.connections == expected)
+        for step in 0..<10 { _ = ramp.update(time: Double(step), bytes: Int64(step) << Int64(step)) }
+        #expect(ramp.connections <= max(1, maximum))
     }
 
     @Test("cancelling keeps every range's durable bytes in the journal, and the resume continues each range")
@@ -224,6 +271,21 @@ func downloadThenCancel(_ request: FileDownloadRequest, after bytes: Int64) asyn
 /// Whether the file at `url` holds exactly `bytes` (without printing megabytes when it does not).
 func fileHolds(_ url: URL, _ bytes: [UInt8]) -> Bool {
     fileBytes(url) == bytes
+}
+
+/// The most connections `server` had open at once while `body` ran (sampled every 2 ms).
+func peakOpenConnections(_ server: LoopbackHTTPServer, during body: () async throws -> Void) async throws -> Int {
+    let peak = PeakCounter()
+    let watcher = Thread {
+        while !Thread.current.isCancelled {
+            peak.record(server.openConnectionCount)
+            usleep(2000)
+        }
+    }
+    watcher.start()
+    defer { watcher.cancel() }
+    try await body()
+    return peak.value
 }
 
 /// The largest value recorded.

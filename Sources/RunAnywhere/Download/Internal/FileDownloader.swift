@@ -86,9 +86,15 @@ package struct DownloadPolicy: Sendable {
     /// process killed mid-download fetches at most about this much again.
     package var checkpointBytes: Int64 = 2 * 1024 * 1024
     /// Connections opened at most for one file. A file of at least ``minSegmentedBytes`` from a server that
-    /// accepts ranges is fetched as ranges of about ``segmentBytes`` over up to this many connections, which
-    /// is what beats a server or CDN capping each connection. 1 = always one connection.
-    package var maxConnections = 8
+    /// accepts ranges is fetched as ranges of about ``segmentBytes`` over several connections, which is what
+    /// beats a server or CDN capping each connection. 1 = always one connection.
+    package var maxConnections = 16
+    /// Connections a segmented download starts with. Every ``rampInterval`` it doubles them while doubling
+    /// raised the throughput by a fifth or more, and goes back to the last count that paid off once it does not:
+    /// a capped CDN gets many connections, a phone on a link that one or two connections fill keeps few.
+    package var initialConnections = 4
+    /// Seconds of transfer measured before each decision to open more connections.
+    package var rampInterval = 0.5
     /// The size of each range of a file fetched over several connections (the last one may be smaller).
     package var segmentBytes: Int64 = 16 * 1024 * 1024
     /// Smaller files always use one connection.

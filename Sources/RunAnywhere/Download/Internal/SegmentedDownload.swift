@@ -19,6 +19,10 @@ final class SegmentedDownload: Sendable {
         var bytesDone: Int64
         /// `bytesDone` when the coordinator last checkpointed (or tried to): workers wait while far ahead of it.
         var checkpointed: Int64
+        /// Worker threads started and not yet past their last claim, and how many may go on claiming ranges
+        /// (a worker over the budget stops after its range).
+        var workers = 0
+        var allowedWorkers = 0
     }
 
     let attempt: DownloadAttempt
@@ -77,24 +81,38 @@ final class SegmentedDownload: Sendable {
     func run(journal base: DownloadJournal, hasher: PrefixHasher) throws -> String {
         var journal = base
         let policy = attempt.policy
-        let pending = state.withLock { s in s.segments.indices.filter { s.segments[$0].remaining > 0 } }
-        let workers = max(1, min(policy.maxConnections, pending.count))
         let group = DispatchGroup()
-        for n in 0..<workers {
-            group.enter()
-            let thread = Thread { [self] in
-                work()
-                group.leave()
+        var ramp = ConnectionRamp(initial: policy.initialConnections, maximum: policy.maxConnections,
+                                  interval: policy.rampInterval)
+        var started = 0
+        /// Lets `count` workers claim ranges, starting threads for those missing while ranges are unclaimed.
+        func staff(_ count: Int) {
+            let missing = state.withLock { s -> Int in
+                s.allowedWorkers = count
+                let unclaimed = s.segments.indices.filter { !s.claimed[$0] && s.segments[$0].remaining > 0 }.count
+                let n = max(0, min(count - s.workers, unclaimed))
+                s.workers += n
+                return n
             }
-            thread.name = "RunAnywhere.download.\(n)"
-            thread.start()
+            for _ in 0..<missing {
+                group.enter()
+                let thread = Thread { [self] in
+                    work()
+                    group.leave()
+                }
+                thread.name = "RunAnywhere.download.\(started)"
+                started += 1
+                thread.start()
+            }
         }
+        staff(ramp.connections)
 
         var running = true
         while running {
             running = group.wait(timeout: .now() + .milliseconds(5)) == .timedOut
             if attempt.cancellation.isCancelled { stop.cancel() }
             let (segments, done, checkpointed) = state.withLock { ($0.segments, $0.bytesDone, $0.checkpointed) }
+            if running, ramp.update(time: monotonicSeconds(), bytes: done) { staff(ramp.connections) }
             hasher.advance(to: SegmentedDownload.contiguousPrefix(segments))
             attempt.tracker.update(bytesDone: done, bytesTotal: total)
             if done - checkpointed >= policy.checkpointBytes || !running {
@@ -161,10 +179,15 @@ final class SegmentedDownload: Sendable {
         }
     }
 
+    /// The next range for a worker, or nil when it should stop (nothing left, a failure, or more workers
+    /// than the budget); a nil answer counts the worker out.
     private func claimNext() -> Int? {
         state.withLock { s in
-            guard s.failure == nil,
-                  let i = s.segments.indices.first(where: { !s.claimed[$0] && s.segments[$0].remaining > 0 }) else { return nil }
+            guard s.failure == nil, s.workers <= s.allowedWorkers,
+                  let i = s.segments.indices.first(where: { !s.claimed[$0] && s.segments[$0].remaining > 0 }) else {
+                s.workers -= 1
+                return nil
+            }
             s.claimed[i] = true
             return i
         }
@@ -265,5 +288,53 @@ final class SegmentedDownload: Sendable {
                 s.bytesDone += Int64(count)
             }
         }
+    }
+}
+
+/// How many connections a segmented download keeps: it starts with a few and, every `interval` seconds of
+/// transfer, doubles them while the doubling raised the throughput by at least a fifth; the first doubling
+/// that does not pay sends it back to the count before, and it stays there. A server or CDN capping each
+/// connection thus gets many connections (throughput grows with each), while a link that a few connections
+/// already fill (a phone, a plain server bound by CPU) keeps few, sparing memory, sockets and the server.
+struct ConnectionRamp {
+    /// Connections to have now.
+    private(set) var connections: Int
+    let maximum: Int
+    let interval: Double
+    /// The throughput must grow by this factor when the connections double, to keep them.
+    let gain = 1.2
+    private var settled: Bool
+    private var mark: (time: Double, bytes: Int64)?
+    private var before: (connections: Int, rate: Double)?
+
+    init(initial: Int, maximum: Int, interval: Double) {
+        self.maximum = max(1, maximum)
+        connections = max(1, min(initial, self.maximum))
+        self.interval = max(0.001, interval)
+        settled = connections >= self.maximum
+    }
+
+    /// Takes the bytes received so far at `time` (seconds, monotonic); true when ``connections`` changed.
+    mutating func update(time: Double, bytes: Int64) -> Bool {
+        guard !settled else { return false }
+        guard let mark else {
+            self.mark = (time, bytes)
+            return false
+        }
+        guard time - mark.time >= interval else { return false }
+        let rate = Double(bytes - mark.bytes) / (time - mark.time)
+        self.mark = (time, bytes)
+        if let before, rate < before.rate * gain {
+            connections = before.connections
+            settled = true
+            return true
+        }
+        guard connections < maximum else {
+            settled = true
+            return false
+        }
+        before = (connections, rate)
+        connections = min(maximum, connections * 2)
+        return true
     }
 }

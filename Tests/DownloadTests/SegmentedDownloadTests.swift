@@ -71,6 +71,47 @@ struct SegmentedDownloadTests {
         #expect(peak >= 5)
     }
 
+    @Test("after a redirect to another host, ranges go straight there, without the token")
+    func rangesSkipTheRedirect() async throws {
+        let f = try DownloadFixture(size: 1_000_000)
+        defer { f.cleanUp() }
+        let cdn = try LoopbackHTTPServer()
+        defer { cdn.stop() }
+        cdn.setRoute("/blob", LoopbackRoute(body: f.body, etag: "\"v1\""))
+        f.server.setRoute("/model.gguf", .redirect(to: cdn.url("/blob").absoluteString))
+        let result = try await FileDownloader(policy: segmentedPolicy())
+            .download(f.request(sha: f.sha, authorization: "Bearer secret"))
+        #expect(result.sha256 == f.sha)
+        #expect(fileHolds(f.destination, f.body))
+        // One request learns where the file is; the 8 ranges go to the CDN directly.
+        #expect(f.server.requests(to: "/model.gguf").count == 1)
+        let ranges = cdn.requests(to: "/blob").compactMap { closedRange($0.header("Range")) }
+        #expect(ranges.count == 8)
+        #expect(cdn.requests(to: "/blob").allSatisfy { $0.header("Authorization") == nil })
+    }
+
+    @Test("when the address a redirect led to starts refusing, ranges ask the model's URL again and finish")
+    func expiredRedirectTarget() async throws {
+        let f = try DownloadFixture(size: 1_000_000)
+        defer { f.cleanUp() }
+        let cdn = try LoopbackHTTPServer()
+        defer { cdn.stop() }
+        var first = LoopbackRoute(body: f.body, etag: "\"v1\"")
+        first.plan = [.serve, .serve, .serve]   // the first request and two ranges, then the link "expires"
+        first.fallback = .status(403)
+        cdn.setRoute("/signed-1", first)
+        cdn.setRoute("/signed-2", LoopbackRoute(body: f.body, etag: "\"v1\""))
+        var origin = LoopbackRoute(body: f.body, etag: "\"v1\"")
+        origin.plan = [.redirect(to: cdn.url("/signed-1").absoluteString)]
+        origin.fallback = .redirect(to: cdn.url("/signed-2").absoluteString)
+        f.server.setRoute("/model.gguf", origin)
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(result.sha256 == f.sha)
+        #expect(fileHolds(f.destination, f.body))
+        #expect(cdn.requests(to: "/signed-1").count >= 4)   // at least one range was refused there
+        #expect(!cdn.requests(to: "/signed-2").isEmpty)
+    }
+
     @Test("the ramp doubles while throughput follows, and stops at the maximum")
     func rampGrowsWhilePaying() {
         var ramp = ConnectionRamp(initial: 2, maximum: 16, interval: 1)

@@ -69,7 +69,8 @@ struct DownloadAttempt {
         if sink.goesSegmented, var j = sink.journal, let total = sink.total, let validator = j.resumeValidator {
             // The server accepts ranges and most of a large file is missing: fetch the rest over several connections.
             j.segments = SegmentedDownload.layout(total: total, prefix: sink.written, policy: policy)
-            return try runSegmented(fd: fd, journal: j, validator: validator, hasher: sink.hasher)
+            return try runSegmented(fd: fd, journal: j, validator: validator, hasher: sink.hasher,
+                                    servedFrom: sink.servedFrom)
         }
         return try finish(sink, fd: fd)
     }
@@ -87,7 +88,7 @@ struct DownloadAttempt {
 
     /// Preallocates the partial, records the ranges, fetches what is missing over several connections, verifies.
     private func runSegmented(fd: Int32, journal: DownloadJournal, validator: String,
-                              hasher: PrefixHasher) throws -> FileDownloadResult {
+                              hasher: PrefixHasher, servedFrom: URL? = nil) throws -> FileDownloadResult {
         guard let total = journal.totalBytes, let segments = journal.segments else {
             throw RestartDownload(reason: "the journal of \(name) lost its ranges.")
         }
@@ -101,7 +102,8 @@ struct DownloadAttempt {
             if code != 0, ftruncate(fd, off_t(total)) != 0 { throw posixFailure("allocate", request.partialURL.path) }
         }
         try journal.save(to: request.journalURL)
-        let download = SegmentedDownload(attempt: self, fd: fd, total: total, validator: validator, segments: segments)
+        let download = SegmentedDownload(attempt: self, fd: fd, total: total, validator: validator, segments: segments,
+                                         servedFrom: servedFrom)
         let digest = try download.run(journal: journal, hasher: hasher)
         return try verifyAndInstall(fd: fd, size: total, digest: digest,
                                     expectedSHA256: journal.expectedSHA256 ?? request.expectedSHA256,
@@ -225,6 +227,8 @@ final class PartialFileSink: TransferSink {
     var goesSegmented = false
     /// Where the bytes of this response started (0 when the server sent the whole file).
     var startOffset: Int64
+    /// The URL that answered, when redirects led away from the requested one.
+    var servedFrom: URL?
     private var flushedAt: Int64
     private var request: FileDownloadRequest { attempt.request }
     /// Body bytes received but not yet written (never more than a checkpoint interval).
@@ -247,6 +251,7 @@ final class PartialFileSink: TransferSink {
 
     func receive(head: HTTPResponseHead) throws -> Bool {
         let name = request.destination.lastPathComponent
+        servedFrom = head.url == request.url ? nil : head.url
         switch head.status {
         case 206:
             guard let range = head.contentRange, range.start == written else {

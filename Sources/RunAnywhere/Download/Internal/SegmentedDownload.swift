@@ -23,6 +23,9 @@ final class SegmentedDownload: Sendable {
         /// (a worker over the budget stops after its range).
         var workers = 0
         var allowedWorkers = 0
+        /// Where ranges are asked for: the address that served the file when a redirect led there (a CDN), so
+        /// each range costs one request and not two; the model's own URL again once that address fails.
+        var rangeURL: URL
     }
 
     let attempt: DownloadAttempt
@@ -33,13 +36,17 @@ final class SegmentedDownload: Sendable {
     /// Raised to stop every worker (the caller cancelled, or one worker failed for good).
     private let stop = CancellationFlag()
 
-    init(attempt: DownloadAttempt, fd: Int32, total: Int64, validator: String, segments: [DownloadSegment]) {
+    /// `servedFrom`: the URL that answered the file's first request after redirects, if any; ranges go
+    /// there directly.
+    init(attempt: DownloadAttempt, fd: Int32, total: Int64, validator: String, segments: [DownloadSegment],
+         servedFrom: URL? = nil) {
         self.attempt = attempt
         self.fd = fd
         self.total = total
         self.validator = validator
         let done = segments.reduce(0) { $0 + $1.written }
-        state = Mutex(State(segments: segments, claimed: segments.map { _ in false }, bytesDone: done, checkpointed: done))
+        state = Mutex(State(segments: segments, claimed: segments.map { _ in false }, bytesDone: done, checkpointed: done,
+                            rangeURL: servedFrom ?? attempt.request.url))
     }
 
     /// Ranges of about `policy.segmentBytes` covering `total` bytes, the first `prefix` of them already held.
@@ -208,11 +215,22 @@ final class SegmentedDownload: Sendable {
         let segment = state.withLock { $0.segments[index] }
         let from = segment.start + segment.written
         let request = attempt.request
-        let transfer = HTTPRequest(url: request.url, headers: request.headers, authorization: request.authorization,
+        let target = state.withLock { $0.rangeURL }
+        // The token goes only to the origin it is for: not to the address a redirect led to.
+        let sameOrigin = URLOrigin(target) == URLOrigin(request.url)
+        let transfer = HTTPRequest(url: target, headers: request.headers,
+                                   authorization: sameOrigin ? request.authorization : nil,
                                    rangeStart: from, rangeEnd: segment.end - 1, ifRange: validator)
         let sink = SegmentSink(download: self, index: index, position: from, end: segment.end)
         do {
             _ = try CurlTransfer.perform(transfer, options: attempt.policy.transfer, sink: sink, cancellation: stop)
+        } catch TransferError.permanent(let error) where target != request.url && error.code != .insufficientStorage {
+            // The address the file was served from refuses now (a signed CDN link expired, say): ask the
+            // model's URL again, which redirects to a current one, and continue this range from there.
+            try sink.flushPending()
+            state.withLock { $0.rangeURL = request.url }
+            try fetch(index)
+            return
         } catch {
             try? sink.flushPending()
             throw error

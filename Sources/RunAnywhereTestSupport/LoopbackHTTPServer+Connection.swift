@@ -1,7 +1,8 @@
 import Foundation
 import Glibc
 
-/// Serves one connection: reads one request, answers it as its route's next action says, closes.
+/// Serves one connection: reads a request, answers it as its route's next action says, and closes — or, when
+/// the server keeps connections alive and the answer was a whole file or range, reads the next request.
 struct LoopbackConnection {
     let fd: Int32
     let core: LoopbackServerCore
@@ -14,10 +15,14 @@ struct LoopbackConnection {
     }
 
     func serve() {
-        guard let head = readHead(), let request = parse(head) else { return }
+        while let head = readHead(), let request = parse(head), answer(request) {}
+    }
+
+    /// Answers one request; true when the connection stays open for another.
+    private func answer(_ request: LoopbackRequest) -> Bool {
         guard let (route, action) = core.take(request) else {
             sendSimple(404, reason: "Not Found", body: Array("no route for \(request.path)\n".utf8))
-            return
+            return false
         }
         switch action {
         case .status(let code, let headers, let body):
@@ -26,9 +31,13 @@ struct LoopbackConnection {
             sendSimple(status, headers: [LoopbackHeader("Retry-After", "\(seconds)")], body: Array("slow down\n".utf8))
         case .redirect(let location, let status):
             sendSimple(status, headers: [LoopbackHeader("Location", location)] + route.extraHeaders + linkedHeaders(route), body: [])
+        case .serve:
+            let keepAlive = core.keepsConnectionsAlive && request.header("Connection")?.lowercased() != "close"
+            return serveResource(request, route: route, action: action, keepAlive: keepAlive) && keepAlive
         default:
-            serveResource(request, route: route, action: action)
+            _ = serveResource(request, route: route, action: action, keepAlive: false)
         }
+        return false
     }
 
     func closeSocket() { close(fd) }
@@ -77,15 +86,17 @@ struct LoopbackConnection {
                     slice: start..<(end + 1))
     }
 
-    private func serveResource(_ request: LoopbackRequest, route: LoopbackRoute, action: LoopbackAction) {
+    /// Sends the file or range; true when all of it went out.
+    private func serveResource(_ request: LoopbackRequest, route: LoopbackRoute, action: LoopbackAction,
+                               keepAlive: Bool) -> Bool {
         let answer = plan(for: request, route: route)
         var declared = answer.slice.count
         if case .declaredLength(let n) = action { declared = n }
         var head = "HTTP/1.1 \(answer.status) \(Self.reason(answer.status))\r\n"
         for h in answer.headers { head += "\(h.name): \(h.value)\r\n" }
-        head += "Content-Length: \(declared)\r\nConnection: close\r\n\r\n"
-        guard sendAll(Array(head.utf8)) else { return }
-        if request.method == "HEAD" || action == .headersOnly { return }
+        head += "Content-Length: \(declared)\r\nConnection: \(keepAlive ? "keep-alive" : "close")\r\n\r\n"
+        guard sendAll(Array(head.utf8)) else { return false }
+        if request.method == "HEAD" || action == .headersOnly { return true }
 
         var body = Array(route.body[answer.slice])
         if case .corrupt(let offset) = action, answer.slice.contains(offset) {
@@ -103,15 +114,15 @@ struct LoopbackConnection {
         while sent < limit, !core.stopping {
             if let at = stallAt, sent >= at {
                 stallAt = nil
-                guard pause(stallSeconds) else { return }
+                guard pause(stallSeconds) else { return false }
             }
             var end = min(limit, sent + chunk)
             if let at = stallAt, at > sent { end = min(end, at) }
             let started = Date()
-            guard sendAll(Array(body[sent..<end])) else { return }
+            guard sendAll(Array(body[sent..<end])) else { return false }
             if let rate = route.bandwidthBytesPerSecond, rate > 0 {
                 let due = Double(end - sent) / Double(rate) - Date().timeIntervalSince(started)
-                if due > 0, !pause(due) { return }
+                if due > 0, !pause(due) { return false }
             }
             sent = end
         }
@@ -126,6 +137,7 @@ struct LoopbackConnection {
         default:
             break
         }
+        return sent == body.count
     }
 
     // MARK: - Wire

@@ -7,7 +7,8 @@ import Synchronization
 /// corrupted bodies, status sequences, redirects, bandwidth caps.
 ///
 /// Every request is recorded (method, path, headers) so a test can assert what a client sent.
-/// Each connection is served on its own thread and answered with `Connection: close`.
+/// Each connection is served on its own thread and answered with `Connection: close`, unless
+/// ``keepsConnectionsAlive`` is set.
 ///
 /// ```swift
 /// let server = try LoopbackHTTPServer()
@@ -52,6 +53,16 @@ public final class LoopbackHTTPServer: Sendable {
             for key in s.routes.keys where key.hasPrefix(path) { s.routes[key] = nil }
         }
     }
+
+    /// Whether a connection whose file or range was sent whole stays open for the client's next request
+    /// (HTTP/1.1 keep-alive; default false: every answer closes its connection).
+    public var keepsConnectionsAlive: Bool {
+        get { core.keepsConnectionsAlive }
+        set { core.keepAlive.store(newValue, ordering: .sequentiallyConsistent) }
+    }
+
+    /// Connections accepted since the server started.
+    public var acceptedConnectionCount: Int { core.accepted.load(ordering: .sequentiallyConsistent) }
 
     /// Whether requests are recorded (default true); long runs turn it off so memory stays flat.
     public var recordsRequests: Bool {
@@ -105,6 +116,8 @@ final class LoopbackServerCore: Sendable {
     let listenFD: Int32
     let state: Mutex<State>
     let isStopping = Atomic<Bool>(false)
+    let keepAlive = Atomic<Bool>(false)
+    let accepted = Atomic<Int>(0)
     let threads = DispatchGroup()
 
     init(routes: [String: LoopbackRoute]) throws {
@@ -161,6 +174,7 @@ final class LoopbackServerCore: Sendable {
     }
 
     var stopping: Bool { isStopping.load(ordering: .sequentiallyConsistent) }
+    var keepsConnectionsAlive: Bool { keepAlive.load(ordering: .sequentiallyConsistent) }
 
     private func acceptLoop() {
         defer { close(listenFD) }
@@ -170,6 +184,7 @@ final class LoopbackServerCore: Sendable {
             guard ready > 0 else { continue }
             let fd = accept(listenFD, nil, nil)
             guard fd >= 0 else { continue }
+            accepted.add(1, ordering: .sequentiallyConsistent)
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
             setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -71,6 +71,20 @@ struct SegmentedDownloadTests {
         #expect(peak >= 5)
     }
 
+    @Test("each connection carries range after range when the server keeps connections alive")
+    func connectionsAreReused() async throws {
+        let f = try DownloadFixture(size: 2_000_000)
+        defer { f.cleanUp() }
+        f.server.keepsConnectionsAlive = true
+        let result = try await FileDownloader(policy: segmentedPolicy()).download(f.request(sha: f.sha))
+        #expect(result.sha256 == f.sha)
+        #expect(fileHolds(f.destination, f.body))
+        let requests = f.server.requests(to: "/model.gguf").count
+        #expect(requests == 17)   // the first request, then 16 ranges of 128 KiB
+        // The first connection is closed after its head; each of the 4 workers then needs one.
+        #expect(f.server.acceptedConnectionCount <= 5)
+    }
+
     @Test("after a redirect to another host, ranges go straight there, without the token")
     func rangesSkipTheRedirect() async throws {
         let f = try DownloadFixture(size: 1_000_000)

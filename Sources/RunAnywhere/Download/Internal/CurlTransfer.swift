@@ -12,6 +12,32 @@ package protocol TransferSink: AnyObject {
     func receive(body: UnsafeRawBufferPointer) throws
 }
 
+/// A libcurl handle kept by one thread across its requests, so that consecutive requests to one server go
+/// over the connection (and TLS session) the last one left open instead of opening another: a segmented
+/// download's worker asks for range after range. Use from one thread at a time.
+package final class CurlConnection {
+    fileprivate let easy: UnsafeMutableRawPointer
+    fileprivate let multi: UnsafeMutableRawPointer
+
+    /// - Throws: `TransferError.transient` when libcurl cannot create its handles.
+    package init() throws {
+        guard CurlGlobal.ensureInitialized(), let easy = curl_easy_init() else {
+            throw TransferError.transient(reason: "libcurl could not create a transfer handle.", retryAfter: nil)
+        }
+        guard let multi = curl_multi_init() else {
+            curl_easy_cleanup(easy)
+            throw TransferError.transient(reason: "libcurl could not create a transfer handle.", retryAfter: nil)
+        }
+        self.easy = easy
+        self.multi = multi
+    }
+
+    deinit {
+        curl_easy_cleanup(easy)
+        curl_multi_cleanup(multi)
+    }
+}
+
 /// Timeouts and limits of one transfer.
 package struct TransferOptions: Sendable, Hashable {
     /// Seconds allowed to establish the connection.
@@ -40,12 +66,14 @@ package enum CurlTransfer {
     /// How often the transfer loop looks at the cancellation flag and the stall clock.
     static let pollIntervalMilliseconds: Int32 = 50
 
-    /// Performs `request`, following redirects, and returns the final response head.
+    /// Performs `request`, following redirects, and returns the final response head. With `connection`,
+    /// its handle (and the connections it keeps open) is used instead of fresh ones.
     package static func perform(
         _ request: HTTPRequest,
         options: TransferOptions = TransferOptions(),
         sink: any TransferSink,
-        cancellation: CancellationFlag
+        cancellation: CancellationFlag,
+        connection: CurlConnection? = nil
     ) throws -> HTTPResponseHead {
         guard CurlGlobal.ensureInitialized() else {
             throw TransferError.permanent(RunAnywhereError(.downloadFailed, "libcurl could not be initialised."))
@@ -60,7 +88,8 @@ package enum CurlTransfer {
             if cancellation.isCancelled { throw TransferError.cancelled }
             let sendAuthorization = request.authorization != nil && URLOrigin(url) == origin
             let outcome = try performOnce(request, url: url, sendAuthorization: sendAuthorization, redirects: hops,
-                                          options: options, sink: sink, cancellation: cancellation)
+                                          options: options, sink: sink, cancellation: cancellation,
+                                          connection: connection ?? CurlConnection())
             switch outcome {
             case .finished(let head):
                 return head
@@ -102,16 +131,11 @@ package enum CurlTransfer {
     // swiftlint:disable:next function_body_length
     private static func performOnce(
         _ request: HTTPRequest, url: URL, sendAuthorization: Bool, redirects: [HTTPResponseHead],
-        options: TransferOptions, sink: any TransferSink, cancellation: CancellationFlag
+        options: TransferOptions, sink: any TransferSink, cancellation: CancellationFlag, connection: CurlConnection
     ) throws -> Outcome {
-        guard let easy = curl_easy_init() else {
-            throw TransferError.transient(reason: "libcurl could not create a transfer handle.", retryAfter: nil)
-        }
-        defer { curl_easy_cleanup(easy) }
-        guard let multi = curl_multi_init() else {
-            throw TransferError.transient(reason: "libcurl could not create a transfer handle.", retryAfter: nil)
-        }
-        defer { curl_multi_cleanup(multi) }
+        // A reset handle forgets every option of the last request but keeps its open connections.
+        let easy = connection.easy, multi = connection.multi
+        curl_easy_reset(easy)
 
         let context = TransferContext(url: url, redirects: redirects, sink: sink, cancellation: cancellation)
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()

@@ -163,12 +163,14 @@ final class SegmentedDownload: Sendable {
     /// One worker: takes the lowest range nobody has, fetches it, retries it on transient failures.
     private func work() {
         let downloader = FileDownloader(policy: attempt.policy)
+        // One handle for all the worker's ranges: each asks over the connection the last one left open.
+        let connection = try? CurlConnection()
         while !stop.isCancelled, let index = claimNext() {
             var failures = 0
             while !stop.isCancelled {
                 let before = state.withLock { $0.segments[index].written }
                 do {
-                    try fetch(index)
+                    try fetch(index, over: connection)
                     break
                 } catch TransferError.transient(let reason, let retryAfter) {
                     let after = state.withLock { $0.segments[index].written }
@@ -211,7 +213,7 @@ final class SegmentedDownload: Sendable {
     }
 
     /// One ranged request for the rest of range `index`.
-    private func fetch(_ index: Int) throws {
+    private func fetch(_ index: Int, over connection: CurlConnection?) throws {
         let segment = state.withLock { $0.segments[index] }
         let from = segment.start + segment.written
         let request = attempt.request
@@ -223,13 +225,14 @@ final class SegmentedDownload: Sendable {
                                    rangeStart: from, rangeEnd: segment.end - 1, ifRange: validator)
         let sink = SegmentSink(download: self, index: index, position: from, end: segment.end)
         do {
-            _ = try CurlTransfer.perform(transfer, options: attempt.policy.transfer, sink: sink, cancellation: stop)
+            _ = try CurlTransfer.perform(transfer, options: attempt.policy.transfer, sink: sink, cancellation: stop,
+                                         connection: connection)
         } catch TransferError.permanent(let error) where target != request.url && error.code != .insufficientStorage {
             // The address the file was served from refuses now (a signed CDN link expired, say): ask the
             // model's URL again, which redirects to a current one, and continue this range from there.
             try sink.flushPending()
             state.withLock { $0.rangeURL = request.url }
-            try fetch(index)
+            try fetch(index, over: connection)
             return
         } catch {
             try? sink.flushPending()

@@ -119,7 +119,7 @@ final class SegmentedDownload: Sendable {
             running = group.wait(timeout: .now() + .milliseconds(5)) == .timedOut
             if attempt.cancellation.isCancelled { stop.cancel() }
             let (segments, done, checkpointed) = state.withLock { ($0.segments, $0.bytesDone, $0.checkpointed) }
-            if running, ramp.update(time: monotonicSeconds(), bytes: done) { staff(ramp.connections) }
+            if running, !stop.isCancelled, ramp.update(time: monotonicSeconds(), bytes: done) { staff(ramp.connections) }
             hasher.advance(to: SegmentedDownload.contiguousPrefix(segments))
             attempt.tracker.update(bytesDone: done, bytesTotal: total)
             if done - checkpointed >= policy.checkpointBytes || !running {

@@ -126,6 +126,34 @@ struct SegmentedDownloadTests {
         #expect(!cdn.requests(to: "/signed-2").isEmpty)
     }
 
+    @Test("a download whose partial is deleted under it (the model removed by another process) stops at the next checkpoint",
+          arguments: [1, 4])
+    func partialDeletedUnderIt(connections: Int) async throws {
+        let size = 4_000_000
+        let f = try DownloadFixture(size: size) { $0.bandwidthBytesPerSecond = 1_000_000 / connections }
+        defer { f.cleanUp() }
+        var policy = segmentedPolicy()
+        policy.maxConnections = connections
+        let request = f.request(sha: f.sha)
+        let log = ProgressLog()
+        let folder = request.partialURL.deletingLastPathComponent()
+        // Deleted from the progress callback, on the transfer's thread: at a known point however busy the machine.
+        let task = Task {
+            try await FileDownloader(policy: policy).download(request) { progress in
+                if progress.bytesDone >= 200_000, log.all.allSatisfy({ $0.bytesDone < 200_000 }) {
+                    try? FileManager.default.removeItem(at: folder)
+                }
+                log.append(progress)
+            }
+        }
+        await #expect { _ = try await task.value } throws: { error in
+            (error as? RunAnywhereError)?.code == .storageFailure && "\(error)".contains("deleted")
+        }
+        // Stopped soon after, not after fetching the rest into a file nobody can reach.
+        #expect((log.all.last?.bytesDone ?? 0) < Int64(size / 2))
+        #expect(!fileExists(f.destination))
+    }
+
     @Test("the ramp doubles while throughput follows, and stops at the maximum")
     func rampGrowsWhilePaying() {
         var ramp = ConnectionRamp(initial: 2, maximum: 16, interval: 1)

@@ -154,7 +154,7 @@ struct DownloadAttempt {
         if rename(from, to) != 0 {
             if errno == ENOENT {
                 // The partial or its folder vanished under us: another process deleted the model meanwhile.
-                throw RunAnywhereError(.storageFailure, "The download of \(name) lost its files before it could finish: the model was deleted (or its folder removed) while it downloaded. Download it again if you still want it.")
+                throw lostFiles()
             }
             guard errno == EXDEV else { throw posixFailure("move into place", to) }
             // Different volumes: copy beside the destination, flush, then rename there.
@@ -176,6 +176,19 @@ struct DownloadAttempt {
 
     func discard() {
         FileDownloader.discardPartial(request)
+    }
+
+    /// The error for a partial deleted under the download (another process removed the model).
+    func lostFiles() -> RunAnywhereError {
+        RunAnywhereError(.storageFailure, "The download of \(name) lost its files before it could finish: the model was deleted (or its folder removed) while it downloaded. Download it again if you still want it.")
+    }
+
+    /// Throws ``lostFiles()`` when the partial open as `fd` no longer has a name (it was deleted): checked at
+    /// every checkpoint, so a download whose model another process removed stops within a few MiB rather than
+    /// fetching the rest into a file nobody can reach.
+    func checkPartialStillThere(_ fd: Int32) throws {
+        var info = stat()
+        if fstat(fd, &info) == 0, info.st_nlink == 0 { throw TransferError.permanent(lostFiles()) }
     }
 
     func checkDiskSpace(needed: Int64) throws {
@@ -320,7 +333,10 @@ final class PartialFileSink: TransferSink {
                 "\(request.url.absoluteString) sent more than the \(total) bytes it announced. The bad bytes were deleted."))
         }
         try pending.add(body, flush: store)
-        if written - flushedAt >= attempt.policy.checkpointBytes { checkpoint() }
+        if written - flushedAt >= attempt.policy.checkpointBytes {
+            try attempt.checkPartialStillThere(fd)
+            checkpoint()
+        }
         attempt.tracker.update(bytesDone: written + Int64(pending.count), bytesTotal: total)
     }
 

@@ -123,6 +123,7 @@ final class SegmentedDownload: Sendable {
             hasher.advance(to: SegmentedDownload.contiguousPrefix(segments))
             attempt.tracker.update(bytesDone: done, bytesTotal: total)
             if done - checkpointed >= policy.checkpointBytes || !running {
+                do { try attempt.checkPartialStillThere(fd) } catch { fail(error) }
                 checkpoint(&journal, segments)
                 state.withLock { $0.checkpointed = done }
             }

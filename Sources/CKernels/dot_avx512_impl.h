@@ -57,6 +57,7 @@ RA_TARGET static float dot_f32(int64_t n, const void *w, const void *x) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
+        ra_prefetch_ahead(a + i, 256);
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
         s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
         s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
@@ -77,6 +78,7 @@ RA_TARGET static float dot_f16(int64_t n, const void *w, const void *x) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
+        ra_prefetch_ahead(a + i, 128);
         s0 = _mm512_fmadd_ps(ld_f16(a + i), ld_f16(b + i), s0);
         s1 = _mm512_fmadd_ps(ld_f16(a + i + 16), ld_f16(b + i + 16), s1);
         s2 = _mm512_fmadd_ps(ld_f16(a + i + 32), ld_f16(b + i + 32), s2);
@@ -101,6 +103,7 @@ RA_TARGET static float dot_bf16(int64_t n, const void *w, const void *x) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
+        ra_prefetch_ahead(a + i, 128);
         s0 = _mm512_fmadd_ps(ld_bf16(a + i), ld_bf16(b + i), s0);
         s1 = _mm512_fmadd_ps(ld_bf16(a + i + 16), ld_bf16(b + i + 16), s1);
         s2 = _mm512_fmadd_ps(ld_bf16(a + i + 32), ld_bf16(b + i + 32), s2);
@@ -118,6 +121,7 @@ RA_TARGET static float dot_q8_0(int64_t n, const void *w, const void *x) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
+        ra_prefetch_ahead(a + i, 4 * sizeof(blk_q8_0));
         const __m512i w0 = cat256(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)a[i + 1].qs));
         const __m512i x0 = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i w1 = cat256(_mm256_loadu_si256((const __m256i *)a[i + 2].qs), _mm256_loadu_si256((const __m256i *)a[i + 3].qs));
@@ -156,6 +160,7 @@ RA_TARGET static float dot_q4_0(int64_t n, const void *w, const void *x) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
+        ra_prefetch_ahead(a + i, 4 * sizeof(blk_q4_0));
         const __m512i x0 = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i x1 = cat256(_mm256_loadu_si256((const __m256i *)b[i + 2].qs), _mm256_loadu_si256((const __m256i *)b[i + 3].qs));
         const __m512i p0 = dp_nib_off8(nibbles64(a[i].qs, a[i + 1].qs), x0);
@@ -189,6 +194,7 @@ RA_TARGET static float dot_q4_1(int64_t n, const void *w, const void *x) {
     float sm = 0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q4_1));
         const __m512i q = nibbles64(a[i].qs, a[i + 1].qs);
         const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
@@ -211,6 +217,7 @@ RA_TARGET static float dot_q5_0(int64_t n, const void *w, const void *x) {
     __m512 acc = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q5_0));
         const __m512i q = _mm512_sub_epi8(_mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh)),
                                           _mm512_set1_epi8(16));
         const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
@@ -239,6 +246,7 @@ RA_TARGET static float dot_q5_1(int64_t n, const void *w, const void *x) {
     float sm = 0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q5_1));
         const __m512i q = _mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh));
         const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
@@ -283,6 +291,7 @@ RA_TARGET static float dot_q4_k(int64_t n, const void *w, const void *x) {
     __m512 acc = _mm512_setzero_ps();
     __m128 accmv = _mm_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
@@ -315,6 +324,7 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
     float sacc = 0, smin = 0;   // as the AVX2 dot_q5_k: identical float order on every path
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
@@ -359,6 +369,7 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
     const __m512i ix[4] = { idx_q6(0), idx_q6(4), idx_q6(8), idx_q6(12) };
     __m512 acc = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
         const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
         const __m512i s16 = _mm512_zextsi256_si512(sc16);

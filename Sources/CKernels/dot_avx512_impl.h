@@ -612,13 +612,10 @@ int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 }
 #endif
 
-// MARK: - Q4_K batches: 8 activation rows per weight row, activation side data computed once per group
+// MARK: - Q4_K batches without VNNI: 8 activation rows per weight row, activation side data computed once per group
 
-#if RA_VNNI
-#define RA_MATMUL_Q4_K ra_matmul_q4_k_vnni
-#else
+#if !RA_VNNI
 #define RA_MATMUL_Q4_K ra_matmul_q4_k_avx512
-#endif
 
 // Per super-block, for a group of up to 8 activation rows (rows past the group's end zero): each row's 8 sums
 // of bsums over 32 elements (one per sub-block min), its d once per lane of those sums' products, and its d.
@@ -703,6 +700,154 @@ int RA_MATMUL_Q4_K(const void *w, int64_t n, const void *x, int64_t nb, float *o
     }
     return 1;
 }
+#else
+// MARK: - Q4_K batches with VNNI: panels of 16 weight rows × 8 activation rows
+//
+// Each call repacks its weight rows, 16 at a time, into a panel in the thread's scratch: per super-block and
+// group of 4 elements, one vector holds those 4 quants (0..15) of all 16 rows. A step then takes one such
+// vector and, for each of 8 activation rows, one vpdpbusd against the row's 4 int8 activations broadcast: the
+// 16 lanes are the 16 weight rows, so no horizontal sums are needed. Per sub-block of 32 elements the int32
+// sums are converted and scaled by d·scale of each row in float; the mins meet the activation block sums in
+// one vpdpwssd per pair of sub-blocks. A prompt multiplies every weight row with all its activation rows, so
+// the repacking is paid once per call for nb rows (the batch kernel is only used for nb > 1).
+
+enum { Q4K_PANEL_ROWS = 16, Q4K_GROUP = 8 };
+
+// One super-block of a panel (64-byte aligned): q[e] byte 4r + t = quant of row r, element 4e + t; dsc[j][r] =
+// d·scale of sub-block j of row r; dmin[r]; mins[p][r] = min of sub-block 2p (low half) and 2p+1 (high half).
+typedef struct {
+    uint8_t q[64][64];
+    float dsc[8][16];
+    float dmin[16];
+    uint32_t mins[4][16];
+} q4_k_panel;
+_Static_assert(sizeof(q4_k_panel) % 64 == 0, "q4_k_panel keeps 64-byte alignment");
+
+// One super-block of an activation row: its 8 sub-block sums as int16 pairs (sub-blocks 2p, 2p+1) and d.
+typedef struct { uint32_t bs[4]; float d; } q4_k_xsum;
+
+_Static_assert(sizeof(q4_k_panel) <= RA_Q4_K_BATCH_PANEL_BYTES && sizeof(q4_k_xsum) <= RA_Q4_K_BATCH_XSUM_BYTES,
+               "RA_Q4_K_BATCH_SCRATCH covers the panel kernel");
+
+// Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero. tmp: 16 × 256 bytes.
+RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p, uint8_t *tmp) {
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i rowoff = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
+                                              _mm512_set1_epi32(256));
+    for (int64_t i = 0; i < ns; i++) {
+        q4_k_panel *pi = p + i;
+        for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+            uint8_t *t = tmp + 256 * r;
+            if (r >= nrows) {
+                memset(t, 0, 256);
+                for (int j = 0; j < 8; j++) pi->dsc[j][r] = 0;
+                pi->dmin[r] = 0;
+                for (int q = 0; q < 4; q++) pi->mins[q][r] = 0;
+                continue;
+            }
+            const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
+            for (int g = 0; g < 4; g++) {   // low nibbles: elements 64g..64g+31, high: 64g+32..64g+63
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+                _mm512_storeu_si512(t + 64 * g, _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4));
+            }
+            uint8_t sc[8], m[8];
+            ra_unpack_scales_k4(a->scales, sc, m);
+            const float d = ra_f16_table[a->d];
+            for (int j = 0; j < 8; j++) pi->dsc[j][r] = d * (float)sc[j];
+            pi->dmin[r] = ra_f16_table[a->dmin];
+            for (int q = 0; q < 4; q++) pi->mins[q][r] = (uint32_t)m[2 * q] | ((uint32_t)m[2 * q + 1] << 16);
+        }
+        for (int e = 0; e < 64; e++) _mm512_store_si512(pi->q[e], _mm512_i32gather_epi32(rowoff, tmp + 4 * e, 1));
+    }
+}
+
+// Sub-block sums and d of nb activation rows: dst[b * ns + i].
+RA_TARGET static void q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int64_t nb, q4_k_xsum *dst) {
+    for (int64_t b = 0; b < nb; b++) {
+        const blk_q8_k *y = (const blk_q8_k *)(const void *)(X + b * xrow);
+        for (int64_t i = 0; i < ns; i++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)y[i].bsums);
+            _mm_storeu_si128((__m128i *)dst[b * ns + i].bs, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            dst[b * ns + i].d = y[i].d;
+        }
+    }
+}
+
+// One panel × nx (1..8) activation rows xs bytes apart: out[k * os + r] for the rows in mask.
+__attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
+                                                                       const q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                       const int nx) {
+    __m512 acc[Q4K_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q4_k_panel *pi = p + i;
+        const int8_t *y[Q4K_GROUP];
+        for (int k = 0; k < nx; k++) y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
+        __m512 t[Q4K_GROUP];
+        for (int k = 0; k < nx; k++) t[k] = _mm512_setzero_ps();
+        for (int j = 0; j < 8; j++) {
+            __m512i s[Q4K_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
+            for (int e = 0; e < 8; e++) {
+                const __m512i wv = _mm512_load_si512((const void *)pi->q[8 * j + e]);
+                for (int k = 0; k < nx; k++) {
+                    int32_t y4;
+                    memcpy(&y4, y[k] + 32 * j + 4 * e, 4);
+                    s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+                }
+            }
+            const __m512 dsc = _mm512_load_ps(pi->dsc[j]);
+            for (int k = 0; k < nx; k++) t[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), dsc, t[k]);
+        }
+        const __m512 dmin = _mm512_load_ps(pi->dmin);
+        for (int k = 0; k < nx; k++) {
+            const q4_k_xsum *xk = xsum + k * ns + i;
+            __m512i mi = _mm512_setzero_si512();
+            for (int q = 0; q < 4; q++) mi = _mm512_dpwssd_epi32(mi, _mm512_load_si512((const void *)pi->mins[q]), _mm512_set1_epi32((int)xk->bs[q]));
+            t[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi), dmin, t[k]);
+            acc[k] = _mm512_fmadd_ps(t[k], _mm512_set1_ps(xk->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+}
+
+RA_TARGET static void q4_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const q4_k_xsum *xsum,
+                                     float *out, int64_t os, __mmask16 mask, int nx) {
+    switch (nx) {
+    case 8: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 8); break;
+    case 7: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 7); break;
+    case 6: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 6); break;
+    case 5: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 5); break;
+    case 4: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 4); break;
+    case 3: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 3); break;
+    case 2: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 2); break;
+    default: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 1); break;
+    }
+}
+
+int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q4_k_panel *panel = (q4_k_panel *)(void *)base;
+    uint8_t *tmp = base + ns * (int64_t)sizeof(q4_k_panel);
+    q4_k_xsum *xsum = (q4_k_xsum *)(void *)(tmp + Q4K_PANEL_ROWS * 256);
+    q4_k_xsums(X, xrow, ns, nb, xsum);
+    for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
+        q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel, tmp);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
+            const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
+            q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
+        }
+    }
+    return 1;
+}
+#endif
 
 const ra_dot_table RA_TABLE = {
     .dot = {

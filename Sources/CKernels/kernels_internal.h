@@ -119,7 +119,14 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least 2·n bytes.
+// Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
+// (at most RA_Q4_K_BATCH_PANEL_BYTES) and nb activation sums (at most RA_Q4_K_BATCH_XSUM_BYTES each), plus
+// 16 unpacked rows and alignment. Also covers the AVX-512 kernel without VNNI (288 bytes per super-block).
+#define RA_Q4_K_BATCH_PANEL_BYTES 5120
+#define RA_Q4_K_BATCH_XSUM_BYTES 32
+#define RA_Q4_K_BATCH_SCRATCH(n, nb) ((n) / 256 * (RA_Q4_K_BATCH_PANEL_BYTES + RA_Q4_K_BATCH_XSUM_BYTES * (nb)) + 8192)
+// Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least
+// RA_Q4_K_BATCH_SCRATCH(n, nb) bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
 typedef int (*ra_matmul_q4_k_fn)(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);

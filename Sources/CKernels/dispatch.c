@@ -179,6 +179,11 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && q4k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
+    if (weight_type == RA_Q6_K && n % 256 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
+        const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && ra_matmul_q6_k_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+    }
 #endif
     if (multi) {
         // One weight row against 4 activation rows at a time: each weight block is decoded once per

@@ -729,27 +729,43 @@ typedef struct { uint32_t bs[4]; float d; } q4_k_xsum;
 _Static_assert(sizeof(q4_k_panel) <= RA_Q4_K_BATCH_PANEL_BYTES && sizeof(q4_k_xsum) <= RA_Q4_K_BATCH_XSUM_BYTES,
                "RA_Q4_K_BATCH_SCRATCH covers the panel kernel");
 
-// Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero. tmp: 16 × 256 bytes.
-RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p, uint8_t *tmp) {
+// Transposes a 16 × 16 matrix of 32-bit elements: t[j] lane i = r[i] lane j (4 × 4 blocks inside the 128-bit
+// lanes by unpacks, then the lanes by shuffles).
+RA_INLINE void transpose16x16_epi32(const __m512i r[16], __m512i t[16]) {
+    __m512i a[16], b[16];
+    for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {   // b[4i + m], 128-bit lane L: column 4L + m of rows 4i..4i+3
+        b[4 * i] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int m = 0; m < 4; m++) {
+        const __m512i c0 = _mm512_shuffle_i32x4(b[m], b[4 + m], 0x44), c1 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], 0x44);
+        const __m512i d0 = _mm512_shuffle_i32x4(b[m], b[4 + m], 0xEE), d1 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], 0xEE);
+        t[m] = _mm512_shuffle_i32x4(c0, c1, 0x88);
+        t[4 + m] = _mm512_shuffle_i32x4(c0, c1, 0xDD);
+        t[8 + m] = _mm512_shuffle_i32x4(d0, d1, 0x88);
+        t[12 + m] = _mm512_shuffle_i32x4(d0, d1, 0xDD);
+    }
+}
+
+// Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero.
+RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
     const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i rowoff = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                                              _mm512_set1_epi32(256));
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel *pi = p + i;
         for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
-            uint8_t *t = tmp + 256 * r;
             if (r >= nrows) {
-                memset(t, 0, 256);
                 for (int j = 0; j < 8; j++) pi->dsc[j][r] = 0;
                 pi->dmin[r] = 0;
                 for (int q = 0; q < 4; q++) pi->mins[q][r] = 0;
                 continue;
             }
             const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
-            for (int g = 0; g < 4; g++) {   // low nibbles: elements 64g..64g+31, high: 64g+32..64g+63
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
-                _mm512_storeu_si512(t + 64 * g, _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4));
-            }
             uint8_t sc[8], m[8];
             ra_unpack_scales_k4(a->scales, sc, m);
             const float d = ra_f16_table[a->d];
@@ -757,7 +773,19 @@ RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
             pi->dmin[r] = ra_f16_table[a->dmin];
             for (int q = 0; q < 4; q++) pi->mins[q][r] = (uint32_t)m[2 * q] | ((uint32_t)m[2 * q + 1] << 16);
         }
-        for (int e = 0; e < 64; e++) _mm512_store_si512(pi->q[e], _mm512_i32gather_epi32(rowoff, tmp + 4 * e, 1));
+        // Group g of a row (64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63) is one vector of 16
+        // element quartets; across the 16 rows that is a 16 × 16 matrix of quartets to transpose.
+        for (int g = 0; g < 4; g++) {
+            __m512i rows[16], cols[16];
+            for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+                if (r >= nrows) { rows[r] = _mm512_setzero_si512(); continue; }
+                const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+                rows[r] = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
+            }
+            transpose16x16_epi32(rows, cols);
+            for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[16 * g + e], cols[e]);
+        }
     }
 }
 
@@ -833,16 +861,142 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     q4_k_panel *panel = (q4_k_panel *)(void *)base;
-    uint8_t *tmp = base + ns * (int64_t)sizeof(q4_k_panel);
-    q4_k_xsum *xsum = (q4_k_xsum *)(void *)(tmp + Q4K_PANEL_ROWS * 256);
+    q4_k_xsum *xsum = (q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel));
     q4_k_xsums(X, xrow, ns, nb, xsum);
     for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
-        q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel, tmp);
+        q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
             const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
             q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
+        }
+    }
+    return 1;
+}
+
+// MARK: - Q6_K batches with VNNI: the same panels, with 16 sub-blocks of 16 elements and int8 scales
+//
+// The quants are kept unsigned (0..63, the offset 32 not taken off), so vpdpbusd applies as for Q4_K; the offset
+// is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpdpwssd.
+
+// One super-block of a Q6_K panel: q as for Q4_K; dsc[j][r] = d·scale j of row r; d32[r] = 32·d; scp[p][r] = the
+// scales of sub-blocks 2p (low half) and 2p+1 (high half) as int16.
+typedef struct {
+    uint8_t q[64][64];
+    float dsc[16][16];
+    float d32[16];
+    uint32_t scp[8][16];
+} q6_k_panel;
+_Static_assert(sizeof(q6_k_panel) % 64 == 0, "q6_k_panel keeps 64-byte alignment");
+_Static_assert(sizeof(q6_k_panel) <= RA_Q6_K_BATCH_PANEL_BYTES, "RA_Q6_K_BATCH_SCRATCH covers the panel");
+
+RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q6_k_panel *p) {
+    const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel *pi = p + i;
+        for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+            if (r >= nrows) {
+                for (int j = 0; j < 16; j++) pi->dsc[j][r] = 0;
+                pi->d32[r] = 0;
+                for (int q = 0; q < 8; q++) pi->scp[q][r] = 0;
+                continue;
+            }
+            const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
+            const float d = ra_f16_table[a->d];
+            for (int j = 0; j < 16; j++) pi->dsc[j][r] = d * (float)a->scales[j];
+            pi->d32[r] = 32.0f * d;
+            for (int q = 0; q < 8; q++)
+                pi->scp[q][r] = (uint32_t)(uint16_t)(int16_t)a->scales[2 * q] | ((uint32_t)(uint16_t)(int16_t)a->scales[2 * q + 1] << 16);
+        }
+        // Per half h (128 elements) two vectors of 64 elements in order: [ql low nibbles | 2 bits of qh] for
+        // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127.
+        for (int h = 0; h < 2; h++) {
+            __m512i lo[16], hi[16], cols[16];
+            for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+                if (r >= nrows) { lo[r] = hi[r] = _mm512_setzero_si512(); continue; }
+                const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
+                const __m512i l = _mm512_loadu_si512((const void *)(a->ql + 64 * h));
+                const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
+                const __m512i h2 = cat256(qh, _mm256_srli_epi16(qh, 2));
+                lo[r] = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_slli_epi16(h2, 4), m30));
+                hi[r] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4), _mm512_and_si512(h2, m30));
+            }
+            transpose16x16_epi32(lo, cols);
+            for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[32 * h + e], cols[e]);
+            transpose16x16_epi32(hi, cols);
+            for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[32 * h + 16 + e], cols[e]);
+        }
+    }
+}
+
+__attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs,
+                                                                       float *out, int64_t os, __mmask16 mask, const int nx) {
+    __m512 acc[Q4K_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q6_k_panel *pi = p + i;
+        const blk_q8_k *y[Q4K_GROUP];
+        for (int k = 0; k < nx; k++) y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+        __m512 t[Q4K_GROUP];
+        for (int k = 0; k < nx; k++) t[k] = _mm512_setzero_ps();
+        for (int j = 0; j < 16; j++) {
+            __m512i s[Q4K_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
+            for (int e = 0; e < 4; e++) {
+                const __m512i wv = _mm512_load_si512((const void *)pi->q[4 * j + e]);
+                for (int k = 0; k < nx; k++) {
+                    int32_t y4;
+                    memcpy(&y4, y[k]->qs + 16 * j + 4 * e, 4);
+                    s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+                }
+            }
+            const __m512 dsc = _mm512_load_ps(pi->dsc[j]);
+            for (int k = 0; k < nx; k++) t[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), dsc, t[k]);
+        }
+        const __m512 d32 = _mm512_load_ps(pi->d32);
+        for (int k = 0; k < nx; k++) {
+            __m512i so = _mm512_setzero_si512();
+            for (int q = 0; q < 8; q++) {
+                int32_t b2;
+                memcpy(&b2, y[k]->bsums + 2 * q, 4);
+                so = _mm512_dpwssd_epi32(so, _mm512_load_si512((const void *)pi->scp[q]), _mm512_set1_epi32(b2));
+            }
+            t[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(so), d32, t[k]);
+            acc[k] = _mm512_fmadd_ps(t[k], _mm512_set1_ps(y[k]->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+}
+
+RA_TARGET static void q6_k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
+                                     __mmask16 mask, int nx) {
+    switch (nx) {
+    case 8: q6_k_panel_m(ns, p, x, xs, out, os, mask, 8); break;
+    case 7: q6_k_panel_m(ns, p, x, xs, out, os, mask, 7); break;
+    case 6: q6_k_panel_m(ns, p, x, xs, out, os, mask, 6); break;
+    case 5: q6_k_panel_m(ns, p, x, xs, out, os, mask, 5); break;
+    case 4: q6_k_panel_m(ns, p, x, xs, out, os, mask, 4); break;
+    case 3: q6_k_panel_m(ns, p, x, xs, out, os, mask, 3); break;
+    case 2: q6_k_panel_m(ns, p, x, xs, out, os, mask, 2); break;
+    default: q6_k_panel_m(ns, p, x, xs, out, os, mask, 1); break;
+    }
+}
+
+int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
+        q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
+            const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
+            q6_k_panel_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }
     return 1;

@@ -134,6 +134,13 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_avx512(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Scratch of the Q6_K batch kernel for n columns: a weight panel per super-block plus alignment.
+#define RA_Q6_K_BATCH_PANEL_BYTES 5696
+#define RA_Q6_K_BATCH_SCRATCH(n) ((n) / 256 * RA_Q6_K_BATCH_PANEL_BYTES + 64)
+// Q6_K weights × nb Q8_K activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
+// Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
+int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 #endif
 
 #endif

@@ -272,17 +272,36 @@ struct DotProductTests {
         }
     }
 
-    @Test("Q4_K batches (VNNI: 8 activation rows per weight row, bsums sums computed once per group) match scalar dots")
+    @Test("Q6_K batches (VNNI: panels of 16 weight rows × 8 activation rows, partial panels included) match scalar dots")
+    func q6_kBatches() {
+        var rng = SeededRandom(seed: 606)
+        let t = KType.q6_K, n = 768, rows = 21, stride = rows + 3
+        for extreme in [false, true] {
+            var w = [UInt8]()
+            for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
+            for nb in [2, 7, 8, 9, 17] {
+                var x = [UInt8]()
+                for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                for (r0, r1) in [(0, rows), (3, 19), (5, 6)] {
+                    for path in KPath.simd {
+                        checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: .scalar, "extreme=\(extreme)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("Q4_K batches (VNNI: panels of 16 weight rows × 8 activation rows; AVX-512: 8 activation rows per weight row) match scalar dots")
     func q4_kBatches() {
         var rng = SeededRandom(seed: 404)
-        let t = KType.q4_K, n = 1024, rows = 13, stride = rows + 3
+        let t = KType.q4_K, n = 1024, rows = 21, stride = rows + 3
         for extreme in [false, true] {
             var w = [UInt8]()
             for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
             for nb in [2, 4, 7, 8, 9, 16] {
                 var x = [UInt8]()
                 for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
-                for (r0, r1) in [(0, rows), (3, 12), (5, 6)] {
+                for (r0, r1) in [(0, rows), (3, 19), (5, 6)] {
                     for path in KPath.simd {
                         checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: .scalar, "extreme=\(extreme)")
                     }

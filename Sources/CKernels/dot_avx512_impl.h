@@ -5,6 +5,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include <stddef.h>
 
 RA_TARGET static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -753,26 +754,49 @@ RA_INLINE void transpose16x16_epi32(const __m512i r[16], __m512i t[16]) {
     }
 }
 
+// The first 16 bytes of super-block i of 16 rows (rows past nrows zero), transposed: h[c] lane r = bytes
+// 4c..4c+3 of row r's block.
+RA_INLINE void block_heads16(const uint8_t *W, int64_t wrow, int64_t off, int nrows, __m512i h[4]) {
+    uint32_t raw[16][4];
+    for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+        if (r < nrows) memcpy(raw[r], W + r * wrow + off, 16);
+        else memset(raw[r], 0, 16);
+    }
+    const __m512i z0 = _mm512_loadu_si512((const void *)raw[0]), z1 = _mm512_loadu_si512((const void *)raw[4]);
+    const __m512i z2 = _mm512_loadu_si512((const void *)raw[8]), z3 = _mm512_loadu_si512((const void *)raw[12]);
+    for (int c = 0; c < 4; c++) {
+        // lanes 0..3: dword c of the 4 rows in the first vector, lanes 4..7: of the 4 rows in the second
+        const __m512i idx = _mm512_set_epi32(28 + c, 24 + c, 20 + c, 16 + c, 12 + c, 8 + c, 4 + c, c,
+                                             28 + c, 24 + c, 20 + c, 16 + c, 12 + c, 8 + c, 4 + c, c);
+        const __m512i lo = _mm512_permutex2var_epi32(z0, idx, z1), hi = _mm512_permutex2var_epi32(z2, idx, z3);
+        h[c] = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+    }
+}
+
 // Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero.
 RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
     const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i k63 = _mm512_set1_epi32(63), k15 = _mm512_set1_epi32(15), k3 = _mm512_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel *pi = p + i;
-        for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
-            if (r >= nrows) {
-                for (int j = 0; j < 8; j++) pi->dsc[j][r] = 0;
-                pi->dmin[r] = 0;
-                for (int q = 0; q < 4; q++) pi->mins[q][r] = 0;
-                continue;
-            }
-            const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
-            uint8_t sc[8], m[8];
-            ra_unpack_scales_k4(a->scales, sc, m);
-            const float d = ra_f16_table[a->d];
-            for (int j = 0; j < 8; j++) pi->dsc[j][r] = d * (float)sc[j];
-            pi->dmin[r] = ra_f16_table[a->dmin];
-            for (int q = 0; q < 4; q++) pi->mins[q][r] = (uint32_t)m[2 * q] | ((uint32_t)m[2 * q + 1] << 16);
+        // d, dmin and the 12 bytes of 6-bit scales and mins of all 16 rows at once (as ra_unpack_scales_k4).
+        __m512i h[4];
+        block_heads16(W, wrow, i * (int64_t)sizeof(blk_q4_k), nrows, h);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h[0]));
+        _mm512_store_ps(pi->dmin, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[0], 16))));
+        const __m512i s0 = h[1], s1 = h[2], s2 = h[3];   // bytes 0..3, 4..7, 8..11 of the scales
+        __m512i m[8];
+        for (int j = 0; j < 4; j++) {
+            const __m512i sc_lo = _mm512_and_si512(_mm512_srli_epi32(s0, 8 * j), k63);
+            const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j), k15),
+                                                  _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s0, 8 * j + 6), k3), 4));
+            m[j] = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * j), k63);
+            m[j + 4] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j + 4), k15),
+                                       _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * j + 6), k3), 4));
+            _mm512_store_ps(pi->dsc[j], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc_lo)));
+            _mm512_store_ps(pi->dsc[j + 4], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc_hi)));
         }
+        for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], _mm512_or_si512(m[2 * q], _mm512_slli_epi32(m[2 * q + 1], 16)));
         // Group g of a row (64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63) is one vector of 16
         // element quartets; across the 16 rows that is a 16 × 16 matrix of quartets to transpose.
         for (int g = 0; g < 4; g++) {
@@ -895,20 +919,20 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
     const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel *pi = p + i;
-        for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
-            if (r >= nrows) {
-                for (int j = 0; j < 16; j++) pi->dsc[j][r] = 0;
-                pi->d32[r] = 0;
-                for (int q = 0; q < 8; q++) pi->scp[q][r] = 0;
-                continue;
-            }
-            const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
-            const float d = ra_f16_table[a->d];
-            for (int j = 0; j < 16; j++) pi->dsc[j][r] = d * (float)a->scales[j];
-            pi->d32[r] = 32.0f * d;
-            for (int q = 0; q < 8; q++)
-                pi->scp[q][r] = (uint32_t)(uint16_t)(int16_t)a->scales[2 * q] | ((uint32_t)(uint16_t)(int16_t)a->scales[2 * q + 1] << 16);
+        // d and the 16 int8 scales of all 16 rows at once.
+        __m512i hd[4];
+        block_heads16(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
+        uint16_t dh[16];
+        for (int r = 0; r < Q4K_PANEL_ROWS; r++) dh[r] = r < nrows ? ((const blk_q6_k *)(const void *)(W + r * wrow))[i].d : 0;
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
+        _mm512_store_ps(pi->d32, _mm512_mul_ps(d, _mm512_set1_ps(32.0f)));
+        __m512i sc[16];
+        for (int j = 0; j < 16; j++) {   // scale j: byte j % 4 of dword j / 4, sign-extended
+            sc[j] = _mm512_srai_epi32(_mm512_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24);
+            _mm512_store_ps(pi->dsc[j], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc[j])));
         }
+        for (int q = 0; q < 8; q++)
+            _mm512_store_si512(pi->scp[q], _mm512_or_si512(_mm512_and_si512(sc[2 * q], _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc[2 * q + 1], 16)));
         // Per half h (128 elements) two vectors of 64 elements in order: [ql low nibbles | 2 bits of qh] for
         // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127.
         for (int h = 0; h < 2; h++) {

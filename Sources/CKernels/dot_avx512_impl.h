@@ -546,72 +546,6 @@ RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs,
 }
 RA_MULTI_WRAPPERS(multi_q6_k)
 
-#if RA_VNNI
-// MARK: - Q8_0 batches with VNNI: activations repacked once per group, one vpdpbusd per weight/activation pair
-
-// Packed activation row: for every pair of blocks j, 64 bytes of x + 128 (unsigned), then 16 floats of
-// scale (8 × d of block 2j, 8 × d of block 2j+1). Signed w × unsigned (x + 128) sums to w·x + 128·Σw, and the
-// 128·Σw part is computed once per weight pair (lane by lane, the same lanes) and taken off as the start value.
-RA_TARGET static void q8_0_pack_x(int64_t n, const void *x, uint8_t *dst) {
-    const blk_q8_0 *b = x;
-    const __m512i bias = _mm512_set1_epi8((char)0x80);
-    for (int64_t j = 0; j < n / 64; j++) {
-        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[2 * j].qs), _mm256_loadu_si256((const __m256i *)b[2 * j + 1].qs));
-        _mm512_storeu_si512(dst + 128 * j, _mm512_xor_si512(y, bias));
-        const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[b[2 * j].d]), _mm512_set1_ps(ra_f16_table[b[2 * j + 1].d]));
-        _mm512_storeu_ps(dst + 128 * j + 64, d);
-    }
-}
-
-// nx (1..8) dot products of one Q8_0 weight row with packed activation rows xs bytes apart. Per pair of blocks
-// the products are scaled and accumulated exactly as multi_q8_0 does (same lanes, same order).
-__attribute__((always_inline)) RA_TARGET static inline void q8_0_packed_m(int64_t n, const void *w, const uint8_t *xp, int64_t xs,
-                                                                        float *out, int64_t os, const int nx) {
-    const blk_q8_0 *a = w;
-    __m512 acc[8];
-    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
-    const __m512i bias = _mm512_set1_epi8((char)0x80);
-    for (int64_t j = 0; j < n / 64; j++) {
-        const __m512i wv = cat256(_mm256_loadu_si256((const __m256i *)a[2 * j].qs), _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs));
-        const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wv));
-        const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[a[2 * j].d]), _mm512_set1_ps(ra_f16_table[a[2 * j + 1].d]));
-        for (int k = 0; k < nx; k++) {
-            const uint8_t *p = xp + k * xs + 128 * j;
-            const __m512i sum = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(p), wv);
-            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_loadu_ps(p + 64)), _mm512_cvtepi32_ps(sum), acc[k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
-}
-
-RA_TARGET static void q8_0_packed(int64_t n, const void *w, const uint8_t *xp, int64_t xs, float *out, int64_t os, int nx) {
-    switch (nx) {
-    case 8: q8_0_packed_m(n, w, xp, xs, out, os, 8); break;
-    case 7: q8_0_packed_m(n, w, xp, xs, out, os, 7); break;
-    case 6: q8_0_packed_m(n, w, xp, xs, out, os, 6); break;
-    case 5: q8_0_packed_m(n, w, xp, xs, out, os, 5); break;
-    case 4: q8_0_packed_m(n, w, xp, xs, out, os, 4); break;
-    case 3: q8_0_packed_m(n, w, xp, xs, out, os, 3); break;
-    case 2: q8_0_packed_m(n, w, xp, xs, out, os, 2); break;
-    default: q8_0_packed_m(n, w, xp, xs, out, os, 1); break;
-    }
-}
-
-int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    enum { NX = 8 };
-    const int64_t prow = 2 * n;   // packed bytes per activation row: n bytes of x, n bytes of scales
-    if (n % 64 != 0 || scratch_bytes < NX * prow) return 0;
-    const int64_t wrow = n / 32 * (int64_t)sizeof(blk_q8_0), xrow = wrow;
-    const uint8_t *W = w, *X = x;
-    for (int64_t b0 = 0; b0 < nb; b0 += NX) {
-        const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
-        for (int k = 0; k < nx; k++) q8_0_pack_x(n, X + (b0 + k) * xrow, scratch + k * prow);
-        for (int64_t r = r0; r < r1; r++) q8_0_packed(n, W + r * wrow, scratch, prow, out + b0 * out_stride + r, out_stride, nx);
-    }
-    return 1;
-}
-#endif
 
 // MARK: - Q4_K batches without VNNI: 8 activation rows per weight row, activation side data computed once per group
 
@@ -1021,6 +955,127 @@ int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
         for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
             const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
             q6_k_panel_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
+        }
+    }
+    return 1;
+}
+
+// MARK: - Q8_0 batches with VNNI: the same panels of 16 weight rows, one scale per block of 32
+//
+// Weights are stored as w + 128 (unsigned) so vpdpbusd takes the activations as they are; the extra 128·Σx of
+// each activation block is the start value of its sum. Per block and activation row: 8 vpdpbusd, then the sum
+// scaled by d_w (per row lane) · d_x in float.
+
+typedef struct {
+    uint8_t q[8][64];   // quartet e of the block for the 16 rows, + 128
+    float dw[16];
+} q8_0_panel;
+_Static_assert(sizeof(q8_0_panel) <= RA_Q8_0_BATCH_PANEL_BYTES && sizeof(q8_0_panel) % 64 == 0, "q8_0_panel size");
+
+// Per activation block: -128 · Σ qs and d.
+typedef struct { int32_t bias; float d; } q8_0_xsum;
+
+RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, q8_0_panel *p) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int64_t j = 0; j < nblk; j += 2) {
+        __m512i rows[16], cols[16];
+        uint16_t dh[2][16];
+        for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+            if (r >= nrows) {
+                rows[r] = flip;
+                dh[0][r] = dh[1][r] = 0;
+                continue;
+            }
+            const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
+            rows[r] = _mm512_xor_si512(cat256(_mm256_loadu_si256((const __m256i *)a[0].qs), _mm256_loadu_si256((const __m256i *)a[1].qs)), flip);
+            dh[0][r] = a[0].d;
+            dh[1][r] = a[1].d;
+        }
+        transpose16x16_epi32(rows, cols);
+        for (int e = 0; e < 8; e++) {
+            _mm512_store_si512(p[j].q[e], cols[e]);
+            _mm512_store_si512(p[j + 1].q[e], cols[8 + e]);
+        }
+        _mm512_store_ps(p[j].dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh[0])));
+        _mm512_store_ps(p[j + 1].dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh[1])));
+    }
+}
+
+RA_TARGET static void q8_0_xsums(const uint8_t *X, int64_t xrow, int64_t nblk, int64_t nb, q8_0_xsum *dst) {
+    for (int64_t b = 0; b < nb; b++) {
+        const blk_q8_0 *y = (const blk_q8_0 *)(const void *)(X + b * xrow);
+        for (int64_t j = 0; j < nblk; j++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)y[j].qs);
+            const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), v);   // pair sums, exact
+            const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+            t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
+            dst[b * nblk + j].bias = -128 * _mm_cvtsi128_si32(t);
+            dst[b * nblk + j].d = ra_f16_table[y[j].d];
+        }
+    }
+}
+
+__attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_m(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs,
+                                                                       const q8_0_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                       const int nx) {
+    __m512 acc[Q4K_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t j = 0; j < nblk; j++) {
+        const q8_0_panel *pj = p + j;
+        __m512i s[Q4K_GROUP];
+        const int8_t *y[Q4K_GROUP];
+        for (int k = 0; k < nx; k++) {
+            s[k] = _mm512_set1_epi32(xsum[k * nblk + j].bias);
+            y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
+        }
+        for (int e = 0; e < 8; e++) {
+            const __m512i wv = _mm512_load_si512((const void *)pj->q[e]);
+            for (int k = 0; k < nx; k++) {
+                int32_t y4;
+                memcpy(&y4, y[k] + 4 * e, 4);
+                s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+            }
+        }
+        const __m512 dw = _mm512_load_ps(pj->dw);
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(dw, _mm512_set1_ps(xsum[k * nblk + j].d)), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+}
+
+RA_TARGET static void q8_0_panel_run(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs, const q8_0_xsum *xsum,
+                                     float *out, int64_t os, __mmask16 mask, int nx) {
+    switch (nx) {
+    case 8: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 8); break;
+    case 7: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 7); break;
+    case 6: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 6); break;
+    case 5: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 5); break;
+    case 4: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 4); break;
+    case 3: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 3); break;
+    case 2: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 2); break;
+    default: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 1); break;
+    }
+}
+
+int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t nblk = n / 32;
+    if (n % 64 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q8_0_panel *panel = (q8_0_panel *)(void *)base;
+    q8_0_xsum *xsum = (q8_0_xsum *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel));
+    q8_0_xsums(X, xrow, nblk, nb, xsum);
+    for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
+        q8_0_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
+            const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
+            q8_0_panel_run(nblk, panel, X + b0 * xrow, xrow, xsum + b0 * nblk, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }
     return 1;

@@ -236,10 +236,10 @@ struct DotProductTests {
         }
     }
 
-    @Test("Q8_0 batches (VNNI: activations repacked as x + 128, 8 rows per weight row) match scalar dots, -128 weights included")
+    @Test("Q8_0 batches (VNNI: panels of 16 weight rows stored as w + 128 × 8 activation rows) match scalar dots, -128 weights included")
     func q8_0Batches() {
         var rng = SeededRandom(seed: 808)
-        let t = KType.q8_0, n = 1024, rows = 6
+        let t = KType.q8_0, n = 1024, rows = 21   // one full panel and a partial one
         let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
         for extreme in [false, true] {
             var w = [UInt8]()

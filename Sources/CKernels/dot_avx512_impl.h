@@ -644,9 +644,11 @@ int RA_MATMUL_Q4_K(const void *w, int64_t n, const void *x, int64_t nb, float *o
 // 16 lanes are the 16 weight rows, so no horizontal sums are needed. Per sub-block of 32 elements the int32
 // sums are converted and scaled by d·scale of each row in float; the mins meet the activation block sums in
 // one vpdpwssd per pair of sub-blocks. A prompt multiplies every weight row with all its activation rows, so
-// the repacking is paid once per call for nb rows (the batch kernel is only used for nb > 1).
+// the repacking is paid once per call for nb rows (the batch kernel is only used for nb > 1). The Q6_K and
+// Q8_0 batch kernels below use the same panels and steps.
 
-enum { Q4K_PANEL_ROWS = 16, Q4K_GROUP = 8 };
+// Weight rows per panel (the 16 lanes of a vector) and activation rows per step.
+enum { PANEL_ROWS = 16, PANEL_GROUP = 8 };
 
 // One super-block of a panel (64-byte aligned): q[e] byte 4r + t = quant of row r, element 4e + t; dsc[j][r] =
 // d·scale of sub-block j of row r; dmin[r]; mins[p][r] = min of sub-block 2p (low half) and 2p+1 (high half).
@@ -692,7 +694,7 @@ RA_INLINE void transpose16x16_epi32(const __m512i r[16], __m512i t[16]) {
 // 4c..4c+3 of row r's block.
 RA_INLINE void block_heads16(const uint8_t *W, int64_t wrow, int64_t off, int nrows, __m512i h[4]) {
     uint32_t raw[16][4];
-    for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+    for (int r = 0; r < PANEL_ROWS; r++) {
         if (r < nrows) memcpy(raw[r], W + r * wrow + off, 16);
         else memset(raw[r], 0, 16);
     }
@@ -735,7 +737,7 @@ RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
         // element quartets; across the 16 rows that is a 16 × 16 matrix of quartets to transpose.
         for (int g = 0; g < 4; g++) {
             __m512i rows[16], cols[16];
-            for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+            for (int r = 0; r < PANEL_ROWS; r++) {
                 if (r >= nrows) { rows[r] = _mm512_setzero_si512(); continue; }
                 const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
                 const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
@@ -763,16 +765,16 @@ RA_TARGET static void q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int
 __attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
                                                                        const q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
                                                                        const int nx) {
-    __m512 acc[Q4K_GROUP];
+    __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const q4_k_panel *pi = p + i;
-        const int8_t *y[Q4K_GROUP];
+        const int8_t *y[PANEL_GROUP];
         for (int k = 0; k < nx; k++) y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
-        __m512 t[Q4K_GROUP];
+        __m512 t[PANEL_GROUP];
         for (int k = 0; k < nx; k++) t[k] = _mm512_setzero_ps();
         for (int j = 0; j < 8; j++) {
-            __m512i s[Q4K_GROUP];
+            __m512i s[PANEL_GROUP];
             for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
             for (int e = 0; e < 8; e++) {
                 const __m512i wv = _mm512_load_si512((const void *)pi->q[8 * j + e]);
@@ -821,12 +823,12 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     q4_k_panel *panel = (q4_k_panel *)(void *)base;
     q4_k_xsum *xsum = (q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel));
     q4_k_xsums(X, xrow, ns, nb, xsum);
-    for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
-        const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
         q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
-        for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
-            const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
             q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }
@@ -857,7 +859,7 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
         __m512i hd[4];
         block_heads16(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
         uint16_t dh[16];
-        for (int r = 0; r < Q4K_PANEL_ROWS; r++) dh[r] = r < nrows ? ((const blk_q6_k *)(const void *)(W + r * wrow))[i].d : 0;
+        for (int r = 0; r < PANEL_ROWS; r++) dh[r] = r < nrows ? ((const blk_q6_k *)(const void *)(W + r * wrow))[i].d : 0;
         const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
         _mm512_store_ps(pi->d32, _mm512_mul_ps(d, _mm512_set1_ps(32.0f)));
         __m512i sc[16];
@@ -871,7 +873,7 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
         // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127.
         for (int h = 0; h < 2; h++) {
             __m512i lo[16], hi[16], cols[16];
-            for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+            for (int r = 0; r < PANEL_ROWS; r++) {
                 if (r >= nrows) { lo[r] = hi[r] = _mm512_setzero_si512(); continue; }
                 const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
                 const __m512i l = _mm512_loadu_si512((const void *)(a->ql + 64 * h));
@@ -890,16 +892,16 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
 
 __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs,
                                                                        float *out, int64_t os, __mmask16 mask, const int nx) {
-    __m512 acc[Q4K_GROUP];
+    __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const q6_k_panel *pi = p + i;
-        const blk_q8_k *y[Q4K_GROUP];
+        const blk_q8_k *y[PANEL_GROUP];
         for (int k = 0; k < nx; k++) y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
-        __m512 t[Q4K_GROUP];
+        __m512 t[PANEL_GROUP];
         for (int k = 0; k < nx; k++) t[k] = _mm512_setzero_ps();
         for (int j = 0; j < 16; j++) {
-            __m512i s[Q4K_GROUP];
+            __m512i s[PANEL_GROUP];
             for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
             for (int e = 0; e < 4; e++) {
                 const __m512i wv = _mm512_load_si512((const void *)pi->q[4 * j + e]);
@@ -948,12 +950,12 @@ int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
     const uint8_t *W = w, *X = x;
     q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
-        const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
         q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
-        for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
-            const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
             q6_k_panel_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }
@@ -980,7 +982,7 @@ RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nb
     for (int64_t j = 0; j < nblk; j += 2) {
         __m512i rows[16], cols[16];
         uint16_t dh[2][16];
-        for (int r = 0; r < Q4K_PANEL_ROWS; r++) {
+        for (int r = 0; r < PANEL_ROWS; r++) {
             if (r >= nrows) {
                 rows[r] = flip;
                 dh[0][r] = dh[1][r] = 0;
@@ -1020,12 +1022,12 @@ RA_TARGET static void q8_0_xsums(const uint8_t *X, int64_t xrow, int64_t nblk, i
 __attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_m(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs,
                                                                        const q8_0_xsum *xsum, float *out, int64_t os, __mmask16 mask,
                                                                        const int nx) {
-    __m512 acc[Q4K_GROUP];
+    __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t j = 0; j < nblk; j++) {
         const q8_0_panel *pj = p + j;
-        __m512i s[Q4K_GROUP];
-        const int8_t *y[Q4K_GROUP];
+        __m512i s[PANEL_GROUP];
+        const int8_t *y[PANEL_GROUP];
         for (int k = 0; k < nx; k++) {
             s[k] = _mm512_set1_epi32(xsum[k * nblk + j].bias);
             y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
@@ -1069,12 +1071,12 @@ int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     q8_0_panel *panel = (q8_0_panel *)(void *)base;
     q8_0_xsum *xsum = (q8_0_xsum *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel));
     q8_0_xsums(X, xrow, nblk, nb, xsum);
-    for (int64_t p0 = r0; p0 < r1; p0 += Q4K_PANEL_ROWS) {
-        const int nr = (int)(r1 - p0 < Q4K_PANEL_ROWS ? r1 - p0 : Q4K_PANEL_ROWS);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
         q8_0_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
-        for (int64_t b0 = 0; b0 < nb; b0 += Q4K_GROUP) {
-            const int nx = (int)(nb - b0 < Q4K_GROUP ? nb - b0 : Q4K_GROUP);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
             q8_0_panel_run(nblk, panel, X + b0 * xrow, xrow, xsum + b0 * nblk, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }

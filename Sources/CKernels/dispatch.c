@@ -170,13 +170,20 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
     }
 #if defined(__x86_64__)
     if (weight_type == RA_Q8_0 && n % 64 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
-        uint8_t *scratch = ra_thread_scratch(16 * n);
-        if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, 16 * n)) return;
+        const int64_t bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
     if (weight_type == RA_Q4_K && n % 256 == 0 && ra_kernel_path() >= RA_PATH_AVX512) {
         const ra_matmul_q4_k_fn q4k = ra_kernel_path() == RA_PATH_AVX512_VNNI ? ra_matmul_q4_k_vnni : ra_matmul_q4_k_avx512;
-        uint8_t *scratch = ra_thread_scratch(2 * n);
-        if (scratch && q4k(w, n, x, nb, out, out_stride, r0, r1, scratch, 2 * n)) return;
+        const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && q4k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+    }
+    if (weight_type == RA_Q6_K && n % 256 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
+        const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && ra_matmul_q6_k_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
 #endif
     if (multi) {

@@ -62,6 +62,7 @@ RA_AVX2 static float dot_f32(int64_t n, const void *w, const void *x) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        ra_prefetch_ahead(a + i, 128);
         s0 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s0);
         s1 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 8), _mm256_loadu_ps(b + i + 8), s1);
         s2 = _mm256_fmadd_ps(_mm256_loadu_ps(a + i + 16), _mm256_loadu_ps(b + i + 16), s2);
@@ -80,6 +81,7 @@ RA_AVX2 static float dot_f16(int64_t n, const void *w, const void *x) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        ra_prefetch_ahead(a + i, 64);
         s0 = _mm256_fmadd_ps(ld_f16(a + i), ld_f16(b + i), s0);
         s1 = _mm256_fmadd_ps(ld_f16(a + i + 8), ld_f16(b + i + 8), s1);
         s2 = _mm256_fmadd_ps(ld_f16(a + i + 16), ld_f16(b + i + 16), s2);
@@ -101,6 +103,7 @@ RA_AVX2 static float dot_bf16(int64_t n, const void *w, const void *x) {
     __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 32 <= n; i += 32) {
+        ra_prefetch_ahead(a + i, 64);
         s0 = _mm256_fmadd_ps(ld_bf16(a + i), ld_bf16(b + i), s0);
         s1 = _mm256_fmadd_ps(ld_bf16(a + i + 8), ld_bf16(b + i + 8), s1);
         s2 = _mm256_fmadd_ps(ld_bf16(a + i + 16), ld_bf16(b + i + 16), s2);
@@ -118,6 +121,7 @@ RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q8_0));
         const __m256i p0 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
         const __m256i p1 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i + 1].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
@@ -144,6 +148,7 @@ RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) {
     __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q4_0));
         const __m256i p0 = dot_nib_off8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
         const __m256i p1 = dot_nib_off8(nibbles32(a[i + 1].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
@@ -162,6 +167,7 @@ RA_AVX2 static float dot_q4_1(int64_t n, const void *w, const void *x) {
     __m256 acc = _mm256_setzero_ps();
     float sm = 0;
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_1));
         const __m256i p = dot_u8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
         acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
         sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
@@ -175,6 +181,7 @@ RA_AVX2 static float dot_q5_0(int64_t n, const void *w, const void *x) {
     __m256 acc = _mm256_setzero_ps();
     const __m256i b4 = _mm256_set1_epi8(0x10), sixteen = _mm256_set1_epi8(16);
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_0));
         const __m256i hb = _mm256_and_si256(bits_to_bytes(a[i].qh), b4);
         const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles32(a[i].qs), hb), sixteen);
         const __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
@@ -190,6 +197,7 @@ RA_AVX2 static float dot_q5_1(int64_t n, const void *w, const void *x) {
     float sm = 0;
     const __m256i b4 = _mm256_set1_epi8(0x10);
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_1));
         const __m256i hb = _mm256_and_si256(bits_to_bytes(a[i].qh), b4);
         const __m256i q = _mm256_or_si256(nibbles32(a[i].qs), hb);
         const __m256i p = dot_u8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
@@ -208,6 +216,7 @@ RA_AVX2 static float dot_q4_k(int64_t n, const void *w, const void *x) {
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
@@ -245,6 +254,7 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
@@ -286,6 +296,7 @@ RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
         // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
         const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));

@@ -5,6 +5,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include <stddef.h>
 
 RA_TARGET static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
@@ -57,6 +58,7 @@ RA_TARGET static float dot_f32(int64_t n, const void *w, const void *x) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
+        ra_prefetch_ahead(a + i, 256);
         s0 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i), _mm512_loadu_ps(b + i), s0);
         s1 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 16), _mm512_loadu_ps(b + i + 16), s1);
         s2 = _mm512_fmadd_ps(_mm512_loadu_ps(a + i + 32), _mm512_loadu_ps(b + i + 32), s2);
@@ -77,6 +79,7 @@ RA_TARGET static float dot_f16(int64_t n, const void *w, const void *x) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
+        ra_prefetch_ahead(a + i, 128);
         s0 = _mm512_fmadd_ps(ld_f16(a + i), ld_f16(b + i), s0);
         s1 = _mm512_fmadd_ps(ld_f16(a + i + 16), ld_f16(b + i + 16), s1);
         s2 = _mm512_fmadd_ps(ld_f16(a + i + 32), ld_f16(b + i + 32), s2);
@@ -101,6 +104,7 @@ RA_TARGET static float dot_bf16(int64_t n, const void *w, const void *x) {
     __m512 s0 = _mm512_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
+        ra_prefetch_ahead(a + i, 128);
         s0 = _mm512_fmadd_ps(ld_bf16(a + i), ld_bf16(b + i), s0);
         s1 = _mm512_fmadd_ps(ld_bf16(a + i + 16), ld_bf16(b + i + 16), s1);
         s2 = _mm512_fmadd_ps(ld_bf16(a + i + 32), ld_bf16(b + i + 32), s2);
@@ -118,6 +122,7 @@ RA_TARGET static float dot_q8_0(int64_t n, const void *w, const void *x) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
+        ra_prefetch_ahead(a + i, 4 * sizeof(blk_q8_0));
         const __m512i w0 = cat256(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)a[i + 1].qs));
         const __m512i x0 = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i w1 = cat256(_mm256_loadu_si256((const __m256i *)a[i + 2].qs), _mm256_loadu_si256((const __m256i *)a[i + 3].qs));
@@ -156,6 +161,7 @@ RA_TARGET static float dot_q4_0(int64_t n, const void *w, const void *x) {
     __m512 acc0 = _mm512_setzero_ps(), acc1 = acc0;
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
+        ra_prefetch_ahead(a + i, 4 * sizeof(blk_q4_0));
         const __m512i x0 = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i x1 = cat256(_mm256_loadu_si256((const __m256i *)b[i + 2].qs), _mm256_loadu_si256((const __m256i *)b[i + 3].qs));
         const __m512i p0 = dp_nib_off8(nibbles64(a[i].qs, a[i + 1].qs), x0);
@@ -189,6 +195,7 @@ RA_TARGET static float dot_q4_1(int64_t n, const void *w, const void *x) {
     float sm = 0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q4_1));
         const __m512i q = nibbles64(a[i].qs, a[i + 1].qs);
         const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
@@ -211,6 +218,7 @@ RA_TARGET static float dot_q5_0(int64_t n, const void *w, const void *x) {
     __m512 acc = _mm512_setzero_ps();
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q5_0));
         const __m512i q = _mm512_sub_epi8(_mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh)),
                                           _mm512_set1_epi8(16));
         const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
@@ -239,6 +247,7 @@ RA_TARGET static float dot_q5_1(int64_t n, const void *w, const void *x) {
     float sm = 0;
     int64_t i = 0;
     for (; i + 2 <= nb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q5_1));
         const __m512i q = _mm512_or_si512(nibbles64(a[i].qs, a[i + 1].qs), fifth_bits64(a[i].qh, a[i + 1].qh));
         const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[i].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
         const __m512i p = dp_u8s8(_mm512_setzero_si512(), q, y);
@@ -283,6 +292,7 @@ RA_TARGET static float dot_q4_k(int64_t n, const void *w, const void *x) {
     __m512 acc = _mm512_setzero_ps();
     __m128 accmv = _mm_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
@@ -315,6 +325,7 @@ RA_TARGET static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const __m512i ix0 = idx_k4(0), ix1 = idx_k4(2), ix2 = idx_k4(4), ix3 = idx_k4(6);
     float sacc = 0, smin = 0;   // as the AVX2 dot_q5_k: identical float order on every path
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
@@ -359,6 +370,7 @@ RA_TARGET static float dot_q6_k(int64_t n, const void *w, const void *x) {
     const __m512i ix[4] = { idx_q6(0), idx_q6(4), idx_q6(8), idx_q6(12) };
     __m512 acc = _mm512_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
         const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
         const __m512i s16 = _mm512_zextsi256_si512(sc16);
@@ -534,80 +546,11 @@ RA_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs,
 }
 RA_MULTI_WRAPPERS(multi_q6_k)
 
-#if RA_VNNI
-// MARK: - Q8_0 batches with VNNI: activations repacked once per group, one vpdpbusd per weight/activation pair
 
-// Packed activation row: for every pair of blocks j, 64 bytes of x + 128 (unsigned), then 16 floats of
-// scale (8 × d of block 2j, 8 × d of block 2j+1). Signed w × unsigned (x + 128) sums to w·x + 128·Σw, and the
-// 128·Σw part is computed once per weight pair (lane by lane, the same lanes) and taken off as the start value.
-RA_TARGET static void q8_0_pack_x(int64_t n, const void *x, uint8_t *dst) {
-    const blk_q8_0 *b = x;
-    const __m512i bias = _mm512_set1_epi8((char)0x80);
-    for (int64_t j = 0; j < n / 64; j++) {
-        const __m512i y = cat256(_mm256_loadu_si256((const __m256i *)b[2 * j].qs), _mm256_loadu_si256((const __m256i *)b[2 * j + 1].qs));
-        _mm512_storeu_si512(dst + 128 * j, _mm512_xor_si512(y, bias));
-        const __m512 d = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[b[2 * j].d]), _mm512_set1_ps(ra_f16_table[b[2 * j + 1].d]));
-        _mm512_storeu_ps(dst + 128 * j + 64, d);
-    }
-}
+// MARK: - Q4_K batches without VNNI: 8 activation rows per weight row, activation side data computed once per group
 
-// nx (1..8) dot products of one Q8_0 weight row with packed activation rows xs bytes apart. Per pair of blocks
-// the products are scaled and accumulated exactly as multi_q8_0 does (same lanes, same order).
-__attribute__((always_inline)) RA_TARGET static inline void q8_0_packed_m(int64_t n, const void *w, const uint8_t *xp, int64_t xs,
-                                                                        float *out, int64_t os, const int nx) {
-    const blk_q8_0 *a = w;
-    __m512 acc[8];
-    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
-    const __m512i bias = _mm512_set1_epi8((char)0x80);
-    for (int64_t j = 0; j < n / 64; j++) {
-        const __m512i wv = cat256(_mm256_loadu_si256((const __m256i *)a[2 * j].qs), _mm256_loadu_si256((const __m256i *)a[2 * j + 1].qs));
-        const __m512i start = _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), bias, wv));
-        const __m512 dw = _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(ra_f16_table[a[2 * j].d]), _mm512_set1_ps(ra_f16_table[a[2 * j + 1].d]));
-        for (int k = 0; k < nx; k++) {
-            const uint8_t *p = xp + k * xs + 128 * j;
-            const __m512i sum = _mm512_dpbusd_epi32(start, _mm512_loadu_si512(p), wv);
-            acc[k] = _mm512_fmadd_ps(_mm512_mul_ps(dw, _mm512_loadu_ps(p + 64)), _mm512_cvtepi32_ps(sum), acc[k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) out[k * os] = _mm512_reduce_add_ps(acc[k]);
-}
-
-RA_TARGET static void q8_0_packed(int64_t n, const void *w, const uint8_t *xp, int64_t xs, float *out, int64_t os, int nx) {
-    switch (nx) {
-    case 8: q8_0_packed_m(n, w, xp, xs, out, os, 8); break;
-    case 7: q8_0_packed_m(n, w, xp, xs, out, os, 7); break;
-    case 6: q8_0_packed_m(n, w, xp, xs, out, os, 6); break;
-    case 5: q8_0_packed_m(n, w, xp, xs, out, os, 5); break;
-    case 4: q8_0_packed_m(n, w, xp, xs, out, os, 4); break;
-    case 3: q8_0_packed_m(n, w, xp, xs, out, os, 3); break;
-    case 2: q8_0_packed_m(n, w, xp, xs, out, os, 2); break;
-    default: q8_0_packed_m(n, w, xp, xs, out, os, 1); break;
-    }
-}
-
-int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    enum { NX = 8 };
-    const int64_t prow = 2 * n;   // packed bytes per activation row: n bytes of x, n bytes of scales
-    if (n % 64 != 0 || scratch_bytes < NX * prow) return 0;
-    const int64_t wrow = n / 32 * (int64_t)sizeof(blk_q8_0), xrow = wrow;
-    const uint8_t *W = w, *X = x;
-    for (int64_t b0 = 0; b0 < nb; b0 += NX) {
-        const int nx = (int)(nb - b0 < NX ? nb - b0 : NX);
-        for (int k = 0; k < nx; k++) q8_0_pack_x(n, X + (b0 + k) * xrow, scratch + k * prow);
-        for (int64_t r = r0; r < r1; r++) q8_0_packed(n, W + r * wrow, scratch, prow, out + b0 * out_stride + r, out_stride, nx);
-    }
-    return 1;
-}
-#endif
-
-// MARK: - Q4_K batches: 8 activation rows per weight row, activation side data computed once per group
-
-#if RA_VNNI
-#define RA_MATMUL_Q4_K ra_matmul_q4_k_vnni
-#else
+#if !RA_VNNI
 #define RA_MATMUL_Q4_K ra_matmul_q4_k_avx512
-#endif
 
 // Per super-block, for a group of up to 8 activation rows (rows past the group's end zero): each row's 8 sums
 // of bsums over 32 elements (one per sub-block min), its d once per lane of those sums' products, and its d.
@@ -692,6 +635,454 @@ int RA_MATMUL_Q4_K(const void *w, int64_t n, const void *x, int64_t nb, float *o
     }
     return 1;
 }
+#else
+// MARK: - Q4_K batches with VNNI: panels of 16 weight rows × 8 activation rows
+//
+// Each call repacks its weight rows, 16 at a time, into a panel in the thread's scratch: per super-block and
+// group of 4 elements, one vector holds those 4 quants (0..15) of all 16 rows. A step then takes one such
+// vector and, for each of 8 activation rows, one vpdpbusd against the row's 4 int8 activations broadcast: the
+// 16 lanes are the 16 weight rows, so no horizontal sums are needed. Per sub-block of 32 elements the int32
+// sums are converted and scaled by d·scale of each row in float; the mins meet the activation block sums in
+// one vpdpwssd per pair of sub-blocks. A prompt multiplies every weight row with all its activation rows, so
+// the repacking is paid once per call for nb rows (the batch kernel is only used for nb > 1). The Q6_K and
+// Q8_0 batch kernels below use the same panels and steps.
+
+// Weight rows per panel (the 16 lanes of a vector) and activation rows per step.
+enum { PANEL_ROWS = 16, PANEL_GROUP = 8 };
+
+// One super-block of a panel (64-byte aligned): q[e] byte 4r + t = quant of row r, element 4e + t; dsc[j][r] =
+// d·scale of sub-block j of row r; dmin[r]; mins[p][r] = min of sub-block 2p (low half) and 2p+1 (high half).
+typedef struct {
+    uint8_t q[64][64];
+    float dsc[8][16];
+    float dmin[16];
+    uint32_t mins[4][16];
+} q4_k_panel;
+_Static_assert(sizeof(q4_k_panel) % 64 == 0, "q4_k_panel keeps 64-byte alignment");
+
+// One super-block of an activation row: its 8 sub-block sums as int16 pairs (sub-blocks 2p, 2p+1) and d.
+typedef struct { uint32_t bs[4]; float d; } q4_k_xsum;
+
+_Static_assert(sizeof(q4_k_panel) <= RA_Q4_K_BATCH_PANEL_BYTES && sizeof(q4_k_xsum) <= RA_Q4_K_BATCH_XSUM_BYTES,
+               "RA_Q4_K_BATCH_SCRATCH covers the panel kernel");
+
+// Transposes a 16 × 16 matrix of 32-bit elements: t[j] lane i = r[i] lane j (4 × 4 blocks inside the 128-bit
+// lanes by unpacks, then the lanes by shuffles).
+RA_INLINE void transpose16x16_epi32(const __m512i r[16], __m512i t[16]) {
+    __m512i a[16], b[16];
+    for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; i++) {   // b[4i + m], 128-bit lane L: column 4L + m of rows 4i..4i+3
+        b[4 * i] = _mm512_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm512_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm512_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm512_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int m = 0; m < 4; m++) {
+        const __m512i c0 = _mm512_shuffle_i32x4(b[m], b[4 + m], 0x44), c1 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], 0x44);
+        const __m512i d0 = _mm512_shuffle_i32x4(b[m], b[4 + m], 0xEE), d1 = _mm512_shuffle_i32x4(b[8 + m], b[12 + m], 0xEE);
+        t[m] = _mm512_shuffle_i32x4(c0, c1, 0x88);
+        t[4 + m] = _mm512_shuffle_i32x4(c0, c1, 0xDD);
+        t[8 + m] = _mm512_shuffle_i32x4(d0, d1, 0x88);
+        t[12 + m] = _mm512_shuffle_i32x4(d0, d1, 0xDD);
+    }
+}
+
+// The first 16 bytes of super-block i of 16 rows (rows past nrows zero), transposed: h[c] lane r = bytes
+// 4c..4c+3 of row r's block.
+RA_INLINE void block_heads16(const uint8_t *W, int64_t wrow, int64_t off, int nrows, __m512i h[4]) {
+    uint32_t raw[16][4];
+    for (int r = 0; r < PANEL_ROWS; r++) {
+        if (r < nrows) memcpy(raw[r], W + r * wrow + off, 16);
+        else memset(raw[r], 0, 16);
+    }
+    const __m512i z0 = _mm512_loadu_si512((const void *)raw[0]), z1 = _mm512_loadu_si512((const void *)raw[4]);
+    const __m512i z2 = _mm512_loadu_si512((const void *)raw[8]), z3 = _mm512_loadu_si512((const void *)raw[12]);
+    for (int c = 0; c < 4; c++) {
+        // lanes 0..3: dword c of the 4 rows in the first vector, lanes 4..7: of the 4 rows in the second
+        const __m512i idx = _mm512_set_epi32(28 + c, 24 + c, 20 + c, 16 + c, 12 + c, 8 + c, 4 + c, c,
+                                             28 + c, 24 + c, 20 + c, 16 + c, 12 + c, 8 + c, 4 + c, c);
+        const __m512i lo = _mm512_permutex2var_epi32(z0, idx, z1), hi = _mm512_permutex2var_epi32(z2, idx, z3);
+        h[c] = _mm512_inserti64x4(lo, _mm512_castsi512_si256(hi), 1);
+    }
+}
+
+// Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero.
+RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i k63 = _mm512_set1_epi32(63), k15 = _mm512_set1_epi32(15), k3 = _mm512_set1_epi32(3);
+    for (int64_t i = 0; i < ns; i++) {
+        q4_k_panel *pi = p + i;
+        // d, dmin and the 12 bytes of 6-bit scales and mins of all 16 rows at once (as ra_unpack_scales_k4).
+        __m512i h[4];
+        block_heads16(W, wrow, i * (int64_t)sizeof(blk_q4_k), nrows, h);
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h[0]));
+        _mm512_store_ps(pi->dmin, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[0], 16))));
+        const __m512i s0 = h[1], s1 = h[2], s2 = h[3];   // bytes 0..3, 4..7, 8..11 of the scales
+        __m512i m[8];
+        for (int j = 0; j < 4; j++) {
+            const __m512i sc_lo = _mm512_and_si512(_mm512_srli_epi32(s0, 8 * j), k63);
+            const __m512i sc_hi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j), k15),
+                                                  _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s0, 8 * j + 6), k3), 4));
+            m[j] = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * j), k63);
+            m[j + 4] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j + 4), k15),
+                                       _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * j + 6), k3), 4));
+            _mm512_store_ps(pi->dsc[j], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc_lo)));
+            _mm512_store_ps(pi->dsc[j + 4], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc_hi)));
+        }
+        for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], _mm512_or_si512(m[2 * q], _mm512_slli_epi32(m[2 * q + 1], 16)));
+        // Group g of a row (64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63) is one vector of 16
+        // element quartets; across the 16 rows that is a 16 × 16 matrix of quartets to transpose.
+        for (int g = 0; g < 4; g++) {
+            __m512i rows[16], cols[16];
+            for (int r = 0; r < PANEL_ROWS; r++) {
+                if (r >= nrows) { rows[r] = _mm512_setzero_si512(); continue; }
+                const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+                rows[r] = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
+            }
+            transpose16x16_epi32(rows, cols);
+            for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[16 * g + e], cols[e]);
+        }
+    }
+}
+
+// Sub-block sums and d of nb activation rows: dst[b * ns + i].
+RA_TARGET static void q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int64_t nb, q4_k_xsum *dst) {
+    for (int64_t b = 0; b < nb; b++) {
+        const blk_q8_k *y = (const blk_q8_k *)(const void *)(X + b * xrow);
+        for (int64_t i = 0; i < ns; i++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)y[i].bsums);
+            _mm_storeu_si128((__m128i *)dst[b * ns + i].bs, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            dst[b * ns + i].d = y[i].d;
+        }
+    }
+}
+
+// One panel × nx (1..8) activation rows xs bytes apart: out[k * os + r] for the rows in mask.
+__attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
+                                                                       const q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                       const int nx) {
+    __m512 acc[PANEL_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q4_k_panel *pi = p + i;
+        const int8_t *y[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
+        __m512 t[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) t[k] = _mm512_setzero_ps();
+        for (int j = 0; j < 8; j++) {
+            __m512i s[PANEL_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
+            for (int e = 0; e < 8; e++) {
+                const __m512i wv = _mm512_load_si512((const void *)pi->q[8 * j + e]);
+                for (int k = 0; k < nx; k++) {
+                    int32_t y4;
+                    memcpy(&y4, y[k] + 32 * j + 4 * e, 4);
+                    s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+                }
+            }
+            const __m512 dsc = _mm512_load_ps(pi->dsc[j]);
+            for (int k = 0; k < nx; k++) t[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), dsc, t[k]);
+        }
+        const __m512 dmin = _mm512_load_ps(pi->dmin);
+        for (int k = 0; k < nx; k++) {
+            const q4_k_xsum *xk = xsum + k * ns + i;
+            __m512i mi = _mm512_setzero_si512();
+            for (int q = 0; q < 4; q++) mi = _mm512_dpwssd_epi32(mi, _mm512_load_si512((const void *)pi->mins[q]), _mm512_set1_epi32((int)xk->bs[q]));
+            t[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi), dmin, t[k]);
+            acc[k] = _mm512_fmadd_ps(t[k], _mm512_set1_ps(xk->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+}
+
+RA_TARGET static void q4_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const q4_k_xsum *xsum,
+                                     float *out, int64_t os, __mmask16 mask, int nx) {
+    switch (nx) {
+    case 8: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 8); break;
+    case 7: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 7); break;
+    case 6: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 6); break;
+    case 5: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 5); break;
+    case 4: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 4); break;
+    case 3: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 3); break;
+    case 2: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 2); break;
+    default: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 1); break;
+    }
+}
+
+int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q4_k_panel *panel = (q4_k_panel *)(void *)base;
+    q4_k_xsum *xsum = (q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel));
+    q4_k_xsums(X, xrow, ns, nb, xsum);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
+        q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
+            q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
+        }
+    }
+    return 1;
+}
+
+// MARK: - Q6_K batches with VNNI: the same panels, with 16 sub-blocks of 16 elements and int8 scales
+//
+// The quants are kept unsigned (0..63, the offset 32 not taken off), so vpdpbusd applies as for Q4_K; the offset
+// is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpdpwssd.
+
+// One super-block of a Q6_K panel: q as for Q4_K; dsc[j][r] = d·scale j of row r; d32[r] = 32·d; scp[p][r] = the
+// scales of sub-blocks 2p (low half) and 2p+1 (high half) as int16.
+typedef struct {
+    uint8_t q[64][64];
+    float dsc[16][16];
+    float d32[16];
+    uint32_t scp[8][16];
+} q6_k_panel;
+_Static_assert(sizeof(q6_k_panel) % 64 == 0, "q6_k_panel keeps 64-byte alignment");
+_Static_assert(sizeof(q6_k_panel) <= RA_Q6_K_BATCH_PANEL_BYTES, "RA_Q6_K_BATCH_SCRATCH covers the panel");
+
+RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q6_k_panel *p) {
+    const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel *pi = p + i;
+        // d and the 16 int8 scales of all 16 rows at once.
+        __m512i hd[4];
+        block_heads16(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
+        uint16_t dh[16];
+        for (int r = 0; r < PANEL_ROWS; r++) dh[r] = r < nrows ? ((const blk_q6_k *)(const void *)(W + r * wrow))[i].d : 0;
+        const __m512 d = _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh));
+        _mm512_store_ps(pi->d32, _mm512_mul_ps(d, _mm512_set1_ps(32.0f)));
+        __m512i sc[16];
+        for (int j = 0; j < 16; j++) {   // scale j: byte j % 4 of dword j / 4, sign-extended
+            sc[j] = _mm512_srai_epi32(_mm512_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24);
+            _mm512_store_ps(pi->dsc[j], _mm512_mul_ps(d, _mm512_cvtepi32_ps(sc[j])));
+        }
+        for (int q = 0; q < 8; q++)
+            _mm512_store_si512(pi->scp[q], _mm512_or_si512(_mm512_and_si512(sc[2 * q], _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc[2 * q + 1], 16)));
+        // Per half h (128 elements) two vectors of 64 elements in order: [ql low nibbles | 2 bits of qh] for
+        // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127.
+        for (int h = 0; h < 2; h++) {
+            __m512i lo[16], hi[16], cols[16];
+            for (int r = 0; r < PANEL_ROWS; r++) {
+                if (r >= nrows) { lo[r] = hi[r] = _mm512_setzero_si512(); continue; }
+                const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
+                const __m512i l = _mm512_loadu_si512((const void *)(a->ql + 64 * h));
+                const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
+                const __m512i h2 = cat256(qh, _mm256_srli_epi16(qh, 2));
+                lo[r] = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_slli_epi16(h2, 4), m30));
+                hi[r] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4), _mm512_and_si512(h2, m30));
+            }
+            transpose16x16_epi32(lo, cols);
+            for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[32 * h + e], cols[e]);
+            transpose16x16_epi32(hi, cols);
+            for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[32 * h + 16 + e], cols[e]);
+        }
+    }
+}
+
+__attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs,
+                                                                       float *out, int64_t os, __mmask16 mask, const int nx) {
+    __m512 acc[PANEL_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q6_k_panel *pi = p + i;
+        const blk_q8_k *y[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+        __m512 t[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) t[k] = _mm512_setzero_ps();
+        for (int j = 0; j < 16; j++) {
+            __m512i s[PANEL_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
+            for (int e = 0; e < 4; e++) {
+                const __m512i wv = _mm512_load_si512((const void *)pi->q[4 * j + e]);
+                for (int k = 0; k < nx; k++) {
+                    int32_t y4;
+                    memcpy(&y4, y[k]->qs + 16 * j + 4 * e, 4);
+                    s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+                }
+            }
+            const __m512 dsc = _mm512_load_ps(pi->dsc[j]);
+            for (int k = 0; k < nx; k++) t[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), dsc, t[k]);
+        }
+        const __m512 d32 = _mm512_load_ps(pi->d32);
+        for (int k = 0; k < nx; k++) {
+            __m512i so = _mm512_setzero_si512();
+            for (int q = 0; q < 8; q++) {
+                int32_t b2;
+                memcpy(&b2, y[k]->bsums + 2 * q, 4);
+                so = _mm512_dpwssd_epi32(so, _mm512_load_si512((const void *)pi->scp[q]), _mm512_set1_epi32(b2));
+            }
+            t[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(so), d32, t[k]);
+            acc[k] = _mm512_fmadd_ps(t[k], _mm512_set1_ps(y[k]->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+}
+
+RA_TARGET static void q6_k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
+                                     __mmask16 mask, int nx) {
+    switch (nx) {
+    case 8: q6_k_panel_m(ns, p, x, xs, out, os, mask, 8); break;
+    case 7: q6_k_panel_m(ns, p, x, xs, out, os, mask, 7); break;
+    case 6: q6_k_panel_m(ns, p, x, xs, out, os, mask, 6); break;
+    case 5: q6_k_panel_m(ns, p, x, xs, out, os, mask, 5); break;
+    case 4: q6_k_panel_m(ns, p, x, xs, out, os, mask, 4); break;
+    case 3: q6_k_panel_m(ns, p, x, xs, out, os, mask, 3); break;
+    case 2: q6_k_panel_m(ns, p, x, xs, out, os, mask, 2); break;
+    default: q6_k_panel_m(ns, p, x, xs, out, os, mask, 1); break;
+    }
+}
+
+int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
+        q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
+            q6_k_panel_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
+        }
+    }
+    return 1;
+}
+
+// MARK: - Q8_0 batches with VNNI: the same panels of 16 weight rows, one scale per block of 32
+//
+// Weights are stored as w + 128 (unsigned) so vpdpbusd takes the activations as they are; the extra 128·Σx of
+// each activation block is the start value of its sum. Per block and activation row: 8 vpdpbusd, then the sum
+// scaled by d_w (per row lane) · d_x in float.
+
+typedef struct {
+    uint8_t q[8][64];   // quartet e of the block for the 16 rows, + 128
+    float dw[16];
+} q8_0_panel;
+_Static_assert(sizeof(q8_0_panel) <= RA_Q8_0_BATCH_PANEL_BYTES && sizeof(q8_0_panel) % 64 == 0, "q8_0_panel size");
+
+// Per activation block: -128 · Σ qs and d.
+typedef struct { int32_t bias; float d; } q8_0_xsum;
+
+RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, q8_0_panel *p) {
+    const __m512i flip = _mm512_set1_epi8((char)0x80);
+    for (int64_t j = 0; j < nblk; j += 2) {
+        __m512i rows[16], cols[16];
+        uint16_t dh[2][16];
+        for (int r = 0; r < PANEL_ROWS; r++) {
+            if (r >= nrows) {
+                rows[r] = flip;
+                dh[0][r] = dh[1][r] = 0;
+                continue;
+            }
+            const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
+            rows[r] = _mm512_xor_si512(cat256(_mm256_loadu_si256((const __m256i *)a[0].qs), _mm256_loadu_si256((const __m256i *)a[1].qs)), flip);
+            dh[0][r] = a[0].d;
+            dh[1][r] = a[1].d;
+        }
+        transpose16x16_epi32(rows, cols);
+        for (int e = 0; e < 8; e++) {
+            _mm512_store_si512(p[j].q[e], cols[e]);
+            _mm512_store_si512(p[j + 1].q[e], cols[8 + e]);
+        }
+        _mm512_store_ps(p[j].dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh[0])));
+        _mm512_store_ps(p[j + 1].dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh[1])));
+    }
+}
+
+RA_TARGET static void q8_0_xsums(const uint8_t *X, int64_t xrow, int64_t nblk, int64_t nb, q8_0_xsum *dst) {
+    for (int64_t b = 0; b < nb; b++) {
+        const blk_q8_0 *y = (const blk_q8_0 *)(const void *)(X + b * xrow);
+        for (int64_t j = 0; j < nblk; j++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)y[j].qs);
+            const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), v);   // pair sums, exact
+            const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
+            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
+            t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
+            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
+            dst[b * nblk + j].bias = -128 * _mm_cvtsi128_si32(t);
+            dst[b * nblk + j].d = ra_f16_table[y[j].d];
+        }
+    }
+}
+
+__attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_m(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs,
+                                                                       const q8_0_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                       const int nx) {
+    __m512 acc[PANEL_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
+    for (int64_t j = 0; j < nblk; j++) {
+        const q8_0_panel *pj = p + j;
+        __m512i s[PANEL_GROUP];
+        const int8_t *y[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) {
+            s[k] = _mm512_set1_epi32(xsum[k * nblk + j].bias);
+            y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
+        }
+        for (int e = 0; e < 8; e++) {
+            const __m512i wv = _mm512_load_si512((const void *)pj->q[e]);
+            for (int k = 0; k < nx; k++) {
+                int32_t y4;
+                memcpy(&y4, y[k] + 4 * e, 4);
+                s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+            }
+        }
+        const __m512 dw = _mm512_load_ps(pj->dw);
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(dw, _mm512_set1_ps(xsum[k * nblk + j].d)), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+}
+
+RA_TARGET static void q8_0_panel_run(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs, const q8_0_xsum *xsum,
+                                     float *out, int64_t os, __mmask16 mask, int nx) {
+    switch (nx) {
+    case 8: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 8); break;
+    case 7: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 7); break;
+    case 6: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 6); break;
+    case 5: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 5); break;
+    case 4: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 4); break;
+    case 3: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 3); break;
+    case 2: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 2); break;
+    default: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 1); break;
+    }
+}
+
+int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t nblk = n / 32;
+    if (n % 64 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q8_0_panel *panel = (q8_0_panel *)(void *)base;
+    q8_0_xsum *xsum = (q8_0_xsum *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel));
+    q8_0_xsums(X, xrow, nblk, nb, xsum);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
+        q8_0_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
+            q8_0_panel_run(nblk, panel, X + b0 * xrow, xrow, xsum + b0 * nblk, out + b0 * out_stride + p0, out_stride, mask, nx);
+        }
+    }
+    return 1;
+}
+#endif
 
 const ra_dot_table RA_TABLE = {
     .dot = {

@@ -64,6 +64,7 @@ static float dot_q4_0(int64_t n, const void *w, const void *x) {
     const blk_q8_0 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_0));
         int8_t q[32];
         nibbles_to_i8(a[i].qs, 8, q);
         s += (float)idot(q, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
@@ -76,6 +77,7 @@ static float dot_q4_1(int64_t n, const void *w, const void *x) {
     const blk_q8_1 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_1));
         int8_t q[32];
         nibbles_to_i8(a[i].qs, 0, q);
         s += (float)idot(q, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d])
@@ -89,6 +91,7 @@ static float dot_q5_0(int64_t n, const void *w, const void *x) {
     const blk_q8_0 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_0));
         int8_t q[32];
         nibbles_to_i8(a[i].qs, 0, q);
         fifth_bits(a[i].qh, q);
@@ -103,6 +106,7 @@ static float dot_q5_1(int64_t n, const void *w, const void *x) {
     const blk_q8_1 *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_1));
         int8_t q[32];
         nibbles_to_i8(a[i].qs, 0, q);
         fifth_bits(a[i].qh, q);
@@ -115,8 +119,10 @@ static float dot_q5_1(int64_t n, const void *w, const void *x) {
 static float dot_q8_0(int64_t n, const void *w, const void *x) {
     const blk_q8_0 *a = w, *b = x;
     float s = 0;
-    for (int64_t i = 0; i < n / 32; i++)
+    for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q8_0));
         s += (float)idot(a[i].qs, b[i].qs, 32) * (ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
+    }
     return s;
 }
 
@@ -138,6 +144,7 @@ static float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
         int8_t q[256];
         for (int g = 0; g < 4; g++)
             for (int l = 0; l < 32; l++) {
@@ -156,6 +163,7 @@ static float dot_q5_k(int64_t n, const void *w, const void *x) {
     // float order of ggml's repacked Q5_K kernels, shared by every path here
     float sacc = 0, smin = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
         int8_t q[256];
         for (int g = 0; g < 4; g++)
             for (int l = 0; l < 32; l++) {
@@ -182,6 +190,7 @@ static float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q8_k *b = x;
     float s = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
         int8_t q[256];
         for (int h = 0; h < 2; h++) {
             const uint8_t *ql = a[i].ql + 64 * h, *qh = a[i].qh + 32 * h;

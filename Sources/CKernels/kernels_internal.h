@@ -84,6 +84,19 @@ static inline void ra_unpack_scales_k4_words(const uint8_t *s, uint32_t u[4]) {
     u[3] = ((c >> 4) & m4) | (((b >> 6) & m2) << 4);      // mins 4..7
 }
 
+// Decode (one activation row) streams every weight once per token, so the row·vector kernels prefetch the
+// weights RA_PREFETCH_DISTANCE bytes ahead of the block they work on. On the 2-core Xeon VM of the engine
+// benchmark the hardware prefetcher alone kept a thread at ~7.5 GB/s (it stops at every 4 KiB page);
+// prefetching 4 KiB ahead, interleaved with the work, reached ~11 GB/s on one thread and ~19 GB/s on two
+// (bench/results/engine-notes.md). Prefetches never fault, so running past the end of a matrix is harmless.
+#define RA_PREFETCH_DISTANCE 4096
+
+// Prefetches the cache lines of [p, p + bytes) RA_PREFETCH_DISTANCE bytes ahead (bytes: a constant).
+static inline __attribute__((always_inline)) void ra_prefetch_ahead(const void *p, size_t bytes) {
+    const uintptr_t a = (uintptr_t)p + RA_PREFETCH_DISTANCE;
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch((const void *)(a + o), 0, 3);
+}
+
 typedef float (*ra_dot_fn)(int64_t n, const void *w, const void *x);
 // Computes nx dot products of one weight row with nx activation rows x_stride bytes apart.
 typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t x_stride, int nx, float *out, int64_t out_stride);
@@ -102,11 +115,22 @@ extern const ra_dot_table ra_dots_scalar;
 extern const ra_dot_table ra_dots_avx2;
 extern const ra_dot_table ra_dots_avx512;
 extern const ra_dot_table ra_dots_avx512vnni;
-// Q8_0 weights × nb Q8_0 activation rows on the VNNI path, rows [r0, r1); scratch: at least 16·n bytes.
+// Scratch of the Q8_0 batch kernel for n columns and nb activation rows: per block of 32 columns a weight panel
+// (at most RA_Q8_0_BATCH_PANEL_BYTES) and 8 bytes per activation row, plus alignment.
+#define RA_Q8_0_BATCH_PANEL_BYTES 576
+#define RA_Q8_0_BATCH_SCRATCH(n, nb) ((n) / 32 * (RA_Q8_0_BATCH_PANEL_BYTES + 8 * (nb)) + 64)
+// Q8_0 weights × nb Q8_0 activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least 2·n bytes.
+// Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
+// (at most RA_Q4_K_BATCH_PANEL_BYTES) and nb activation sums (at most RA_Q4_K_BATCH_XSUM_BYTES each), plus
+// 16 unpacked rows and alignment. Also covers the AVX-512 kernel without VNNI (288 bytes per super-block).
+#define RA_Q4_K_BATCH_PANEL_BYTES 5120
+#define RA_Q4_K_BATCH_XSUM_BYTES 32
+#define RA_Q4_K_BATCH_SCRATCH(n, nb) ((n) / 256 * (RA_Q4_K_BATCH_PANEL_BYTES + RA_Q4_K_BATCH_XSUM_BYTES * (nb)) + 8192)
+// Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least
+// RA_Q4_K_BATCH_SCRATCH(n, nb) bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
 typedef int (*ra_matmul_q4_k_fn)(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
@@ -114,6 +138,13 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_avx512(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Scratch of the Q6_K batch kernel for n columns: a weight panel per super-block plus alignment.
+#define RA_Q6_K_BATCH_PANEL_BYTES 5696
+#define RA_Q6_K_BATCH_SCRATCH(n) ((n) / 256 * RA_Q6_K_BATCH_PANEL_BYTES + 64)
+// Q6_K weights × nb Q8_K activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
+// Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
+int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 #endif
 
 #endif

@@ -162,10 +162,18 @@ static void quantize_q8_1(const float *x, blk_q8_1 *y, int64_t nb) {
 // As ggml's quantize_row_q8_K_ref.
 static void quantize_q8_k(const float *x, blk_q8_k *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += QK_K) {
+        // The value of largest magnitude, first one on ties (NaN never wins), in two passes the compiler
+        // vectorises: the largest magnitude in 8 lanes, then the first element that has it.
+        float lane[8] = { 0 };
+        for (int j = 0; j < QK_K; j += 8)
+            for (int t = 0; t < 8; t++) {
+                const float a = fabsf(x[j + t]);
+                lane[t] = a > lane[t] ? a : lane[t];
+            }
         float amax = 0.0f, max = 0.0f;
-        for (int j = 0; j < QK_K; j++) {
-            const float a = fabsf(x[j]);
-            if (a > amax) { amax = a; max = x[j]; }
+        for (int t = 0; t < 8; t++) amax = lane[t] > amax ? lane[t] : amax;
+        for (int j = 0; j < QK_K && amax > 0.0f; j++) {
+            if (fabsf(x[j]) == amax) { max = x[j]; break; }
         }
         if (amax == 0.0f) {
             y[i].d = 0.0f;

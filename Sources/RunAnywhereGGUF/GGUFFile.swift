@@ -112,6 +112,15 @@ public final class GGUFFile: @unchecked Sendable {
     public func adviseRandomAccess() {
         mapping.advise(MADV_RANDOM, from: dataOffset)
     }
+
+    /// Drops this process's mapping of the header pages (metadata and tensor directory, everything before
+    /// the page holding the first tensor byte) with `MADV_DONTNEED`, so they no longer count in its
+    /// resident size. Everything parsed from them was copied at open; `fileBytes` stays valid, and
+    /// reading the header again maps the pages back in from the page cache. For a 128k-token vocabulary
+    /// the header is 7–8 MB.
+    public func releaseHeaderPages() {
+        mapping.release(before: dataOffset)
+    }
 }
 
 /// A read-only private mapping of a whole file; unmapped when released.
@@ -150,6 +159,15 @@ private final class Mapping {
         let start = offset / page * page
         guard start < size else { return }
         _ = madvise(base + start, size - start, advice)
+    }
+
+    /// `MADV_DONTNEED` over the whole pages before `offset` (a page shared with data after it is kept).
+    func release(before offset: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        guard page > 0 else { return }
+        let end = min(offset, size) / page * page
+        guard end > 0 else { return }
+        _ = madvise(base, end, MADV_DONTNEED)
     }
 
     deinit { munmap(base, size) }

@@ -1,3 +1,5 @@
+import CKernels
+
 /// Options for loading a model into a context.
 public struct GGUFLoadParameters: Sendable, Hashable, Codable {
     /// Tokens the KV cache holds; nil: the model's trained context length capped at 4096.
@@ -51,6 +53,10 @@ public final class GGUFModel: @unchecked Sendable {
         guard tokenizer.vocabularySize <= config.vocabularySize else {
             throw GGUFError(.invalidFormat, "\(file.path): the tokenizer has \(tokenizer.vocabularySize) tokens but token_embd.weight only \(config.vocabularySize) rows")
         }
+        // The header was copied into the metadata and the tokenizer tables: drop its pages and the heap
+        // left over from parsing, so the resident size after load is the tables, not them twice.
+        file.releaseHeaderPages()
+        ra_release_free_memory()
     }
 
     /// Number of logits per position (rows of the output matrix).

@@ -244,6 +244,56 @@ struct GGUFReaderRoundTripTests {
         #expect(mappings().isEmpty, "unmapped when the GGUFFile is released")
     }
 
+    @Test("releasing the header pages drops them from the resident size and keeps every parsed value and byte",
+          .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/smaps"), "needs Linux /proc"))
+    func releaseHeaderPages() throws {
+        // About 1.3 MB of metadata (a vocabulary-sized string array) before one small tensor.
+        var w = GGUFWriter()
+        let words = (0..<60_000).map { "token-\($0)-abcdefgh" }
+        w.set("tokenizer.ggml.tokens", .array(words.map { .string($0) }))
+        w.addTensor(name: "t", shape: [1024], floats: (0..<1024).map(Float.init))
+        let dir = try TemporaryDirectory(prefix: "gguf-header")
+        defer { dir.remove() }
+        let path = dir.path + "/header.gguf"
+        try w.write(to: path)
+        /// Resident kB of this file's mapping, from its /proc/self/smaps entry.
+        func residentKB() -> Int? {
+            let fd = open("/proc/self/smaps", O_RDONLY)
+            guard fd >= 0 else { return nil }
+            defer { close(fd) }
+            var raw: [UInt8] = []
+            var buffer = [UInt8](repeating: 0, count: 1 << 22)
+            while true {
+                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+                if n <= 0 { break }
+                raw += buffer[0..<n]
+            }
+            let text = String(decoding: raw, as: UTF8.self)
+            var inside = false
+            for line in text.split(separator: "\n") {
+                if line.first?.isHexDigit == true && line.contains("-") && line.split(separator: " ").count >= 5 {
+                    inside = line.hasSuffix(path)
+                } else if inside && line.hasPrefix("Rss:") {
+                    return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
+                }
+            }
+            return nil
+        }
+        let file = try GGUFFile(path: path)
+        #expect(file.dataOffset > 1_000_000)
+        // Parsing read the whole header through the mapping.
+        let before = try #require(residentKB())
+        #expect(before * 1024 >= file.dataOffset - 4096, "parsed header resident: \(before) kB")
+        file.releaseHeaderPages()
+        let after = try #require(residentKB())
+        #expect(after <= 8, "after release \(after) kB of the mapping stay resident (was \(before) kB)")
+        // The parsed values were copies; the bytes fault back in from the file when read again.
+        #expect(file.metadata["tokenizer.ggml.tokens"] == .array(words.map { .string($0) }))
+        let t = try #require(file.tensor(named: "t"))
+        #expect(Array(file.bytes(of: t)) == GGUFWriter.encode((0..<1024).map(Float.init), as: .f32))
+        #expect(Array(file.fileBytes.prefix(4)) == Array("GGUF".utf8))
+    }
+
     @Test("invalid UTF-8 in strings is repaired with U+FFFD exactly as the standard library repairs it")
     func invalidUTF8() throws {
         // The writer only writes valid strings, so build the file and patch string bytes in place.

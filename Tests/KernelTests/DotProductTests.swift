@@ -236,10 +236,10 @@ struct DotProductTests {
         }
     }
 
-    @Test("Q8_0 batches (VNNI: activations repacked as x + 128, 8 rows per weight row) match scalar dots, -128 weights included")
+    @Test("Q8_0 batches (VNNI: panels of 16 weight rows stored as w + 128 × 8 activation rows) match scalar dots, -128 weights included")
     func q8_0Batches() {
         var rng = SeededRandom(seed: 808)
-        let t = KType.q8_0, n = 1024, rows = 6
+        let t = KType.q8_0, n = 1024, rows = 21   // one full panel and a partial one
         let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
         for extreme in [false, true] {
             var w = [UInt8]()
@@ -272,17 +272,36 @@ struct DotProductTests {
         }
     }
 
-    @Test("Q4_K batches (VNNI: 8 activation rows per weight row, bsums sums computed once per group) match scalar dots")
+    @Test("Q6_K batches (VNNI: panels of 16 weight rows × 8 activation rows, partial panels included) match scalar dots")
+    func q6_kBatches() {
+        var rng = SeededRandom(seed: 606)
+        let t = KType.q6_K, n = 768, rows = 21, stride = rows + 3
+        for extreme in [false, true] {
+            var w = [UInt8]()
+            for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
+            for nb in [2, 7, 8, 9, 17] {
+                var x = [UInt8]()
+                for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                for (r0, r1) in [(0, rows), (3, 19), (5, 6)] {
+                    for path in KPath.simd {
+                        checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: .scalar, "extreme=\(extreme)")
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("Q4_K batches (VNNI: panels of 16 weight rows × 8 activation rows; AVX-512: 8 activation rows per weight row) match scalar dots")
     func q4_kBatches() {
         var rng = SeededRandom(seed: 404)
-        let t = KType.q4_K, n = 1024, rows = 13, stride = rows + 3
+        let t = KType.q4_K, n = 1024, rows = 21, stride = rows + 3
         for extreme in [false, true] {
             var w = [UInt8]()
             for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
             for nb in [2, 4, 7, 8, 9, 16] {
                 var x = [UInt8]()
                 for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
-                for (r0, r1) in [(0, rows), (3, 12), (5, 6)] {
+                for (r0, r1) in [(0, rows), (3, 19), (5, 6)] {
                     for path in KPath.simd {
                         checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: .scalar, "extreme=\(extreme)")
                     }

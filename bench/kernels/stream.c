@@ -1,0 +1,69 @@
+// Decode streaming benchmark: every 2-D tensor of a GGUF file through ra_matmul_par with one activation row,
+// as one decode step reads them (weights from the file mapping, so from DRAM / the page cache, not from a
+// cache-resident copy). Prints MB per step and GB/s. Built and run by bench/kernels/stream.sh.
+//
+//   stream MODEL.gguf TENSORS.txt THREADS [STEPS]
+// TENSORS.txt: one line per tensor "name type offset columns rows" (offsets absolute in the file).
+#include "ckernels.h"
+#include "ra_ops.h"
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct { char name[96]; int type; long off, n, rows; } tensor;
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 4) { fprintf(stderr, "usage: stream MODEL.gguf TENSORS.txt THREADS [STEPS]\n"); return 2; }
+    const int threads = atoi(argv[3]), steps = argc > 4 ? atoi(argv[4]) : 32;
+    FILE *f = fopen(argv[2], "r");
+    if (!f) { perror(argv[2]); return 2; }
+    static tensor t[1024];
+    int nt = 0;
+    long maxn = 0, maxrows = 0;
+    while (nt < 1024 && fscanf(f, "%95s %d %ld %ld %ld", t[nt].name, &t[nt].type, &t[nt].off, &t[nt].n, &t[nt].rows) == 5) {
+        if (t[nt].n > maxn) maxn = t[nt].n;
+        if (t[nt].rows > maxrows) maxrows = t[nt].rows;
+        nt++;
+    }
+    fclose(f);
+    const int fd = open(argv[1], O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) { perror(argv[1]); return 2; }
+    const unsigned char *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) { perror("mmap"); return 2; }
+    for (int i = 0; i < nt; i++) {
+        const long bytes = (long)ra_row_bytes(t[i].type, t[i].n) * t[i].rows;
+        if (t[i].off < 0 || bytes < 0 || t[i].off + bytes > st.st_size) { fprintf(stderr, "%s lies outside the file\n", t[i].name); return 2; }
+    }
+    float *x = malloc((size_t)maxn * sizeof(float)), *out = malloc((size_t)maxrows * sizeof(float));
+    void *q = malloc((size_t)maxn * 4 + 64);
+    for (long i = 0; i < maxn; i++) x[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+    ra_pool *pool = ra_pool_create(threads);
+    double bytes = 0;
+    for (int i = 0; i < nt; i++) bytes += (double)ra_row_bytes(t[i].type, t[i].n) * (double)t[i].rows;
+    double total = 0, best = 1e30;
+    for (int s = 0; s < steps + 2; s++) {   // two warm-up steps
+        const double t0 = now();
+        for (int i = 0; i < nt; i++) {
+            ra_quantize_rows_par(pool, ra_vec_dot_type(t[i].type), x, t[i].n, 1, q);
+            ra_matmul_par(pool, t[i].type, base + t[i].off, t[i].n, t[i].rows, q, 1, out, t[i].rows);
+        }
+        const double d = now() - t0;
+        if (s >= 2) { total += d; if (d < best) best = d; }
+    }
+    printf("%d threads: %.1f MB per step, mean %.2f ms = %.2f GB/s (best %.2f GB/s), path %s\n", threads, bytes / 1e6,
+           total / steps * 1e3, bytes * steps / total / 1e9, bytes / best / 1e9, ra_kernel_path_name(ra_kernel_path()));
+    ra_pool_destroy(pool);
+    return 0;
+}

@@ -19,7 +19,8 @@ REPS=5
 THREADS="2 1"
 SHAPES="qwen3-0.6b llama-1b"
 TYPES="q8_0 q4_k_m"
-OUT=bench/results/engine.md
+OUT=
+CPU=native
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -28,12 +29,23 @@ while [ $# -gt 0 ]; do
         --shapes) SHAPES="$2"; shift 2 ;;
         --types) TYPES="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"]" >&2; exit 2 ;;
+        --cpu) CPU="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"] [--cpu native|avx2] [--out FILE]" >&2; exit 2 ;;
     esac
 done
 TESTDATA="${RUNANYWHERE_TESTDATA:-../shared/testdata}"
 [ -d "$TESTDATA/vocab" ] || { echo "set RUNANYWHERE_TESTDATA to the shared test data (needs vocab/)" >&2; exit 2; }
-VENV=bench/.venv
+# --cpu avx2: what a machine without AVX-512 runs. Our kernels are held to their AVX2 path; llama.cpp is
+# built (in a venv of its own) for AVX2/FMA/F16C only, so both use the same instruction set.
+case "$CPU" in
+    native) VENV=bench/.venv; OUT="${OUT:-bench/results/engine.md}"
+            LLAMA_BUILD="with -march=native -mno-amx-*"
+            LLAMA_CMAKE="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" ;;
+    avx2) VENV=bench/.venv-avx2; OUT="${OUT:-bench/results/engine-avx2.md}"
+          LLAMA_BUILD="for AVX2/FMA/F16C only (GGML_NATIVE=OFF, GGML_AVX512=OFF); ours held to its AVX2 kernels (--cpu avx2)"
+          LLAMA_CMAKE="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF -DLLAMA_CURL=OFF" ;;
+    *) echo "--cpu must be native or avx2" >&2; exit 2 ;;
+esac
 PY="$VENV/bin/python"
 WORK=bench/work
 mkdir -p "$WORK" bench/results
@@ -44,7 +56,7 @@ if ! "$PY" -c 'import numpy, gguf' 2>/dev/null; then "$PY" -m pip install -q num
 if ! "$PY" -c 'import importlib.metadata as m, sys; sys.exit(m.version("llama_cpp_python") != "0.3.36")' 2>/dev/null; then
     echo "building llama-cpp-python 0.3.36 without AMX (several minutes) ..." >&2
     FLAGS="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
-    CFLAGS="$FLAGS" CXXFLAGS="$FLAGS" CMAKE_ARGS="-DGGML_NATIVE=ON -DLLAMA_CURL=OFF" \
+    CFLAGS="$FLAGS" CXXFLAGS="$FLAGS" CMAKE_ARGS="$LLAMA_CMAKE" \
         "$PY" -m pip install -q --no-cache-dir llama-cpp-python==0.3.36
 fi
 
@@ -82,7 +94,7 @@ for m in "${MODELS[@]}"; do
             if [ $((rep % 2)) -eq 1 ]; then order="ours llama.cpp"; else order="llama.cpp ours"; fi
             for e in $order; do
                 if [ "$e" = ours ]; then
-                    line="$("$BIN" "$WORK/$m.gguf" --report --threads "$t" --pp 128 --tg 128 --ctx 256 | grep '^RESULT')"
+                    line="$("$BIN" "$WORK/$m.gguf" --report --threads "$t" --pp 128 --tg 128 --ctx 256 --cpu "$CPU" | grep '^RESULT')"
                 else
                     line="$("$PY" bench/engine/llama_tool.py bench "$WORK/$m.gguf" --threads "$t" --pp 128 --tg 128 --ctx 256 2>/dev/null | grep '^RESULT')"
                 fi
@@ -94,7 +106,7 @@ done
 LOAD_AFTER="$(cut -d' ' -f1-3 /proc/loadavg)"
 MINUTES=$(( ($(date +%s) - START + 59) / 60 ))
 CPU="$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //')"
-SIZES="$(for m in "${MODELS[@]}"; do printf '%s %s MiB; ' "$m" $(( $(stat -c %s "$WORK/$m.gguf") / 1048576 )); done)"
+SIZES="$(for m in "${MODELS[@]}"; do printf '%s %s MiB; ' "$m" $(( $(stat -L -c %s "$WORK/$m.gguf") / 1048576 )); done)"
 
 {
     echo "# Engine benchmark: native engine vs llama.cpp"
@@ -103,7 +115,7 @@ SIZES="$(for m in "${MODELS[@]}"; do printf '%s %s MiB; ' "$m" $(( $(stat -c %s 
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD); $REPS rounds per row, $MINUTES min of measuring"
     echo "- CPU: $CPU, $(nproc) cores; our kernels pick their SIMD path at run time; llama.cpp: llama-cpp-python 0.3.36"
-    echo "  (llama.cpp 0c1e570) built here with -march=native -mno-amx-*, through its low-level API (llama_decode)"
+    echo "  (llama.cpp 0c1e570) built here $LLAMA_BUILD, through its low-level API (llama_decode)"
     echo "- load average (1/5/15 min) before: $LOAD_BEFORE, after: $LOAD_AFTER. Other jobs share the 2 cores, so"
     echo "  the engines take turns run by run (fresh process each) and the table shows medians and ratios."
     echo "- models (random weights, F16 written by bench/engine/make_model.py, quantized by llama_model_quantize): $SIZES"

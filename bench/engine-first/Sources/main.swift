@@ -2,6 +2,7 @@
 //
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256]
+//   --cpu scalar|avx2|avx512|native: run the kernels of that path only (default: the best this CPU has)
 //
 // --report (used by bench/engine/run.sh, one process per measurement): load time (model + context),
 // RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line.
@@ -11,6 +12,7 @@
 // times; mean, spread and best run are printed as Markdown.
 import Foundation
 import RunAnywhereGGUF
+import CKernels
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data((message + "\n").utf8))
@@ -35,13 +37,25 @@ while !args.isEmpty {
     case "--depth": depth = value(minimum: 0)
     case "--ctx": ctx = value()
     case "--report": report = true
+    case "--cpu":
+        // Restrict the kernels to a lower path than the CPU offers (what a machine without AVX-512 would run).
+        let masks: [String: Int32] = [
+            "scalar": 0,
+            "avx2": Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C),
+            "avx512": Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C | RA_CPU_AVX512F
+                            | RA_CPU_AVX512BW | RA_CPU_AVX512VL),
+            "native": -1,
+        ]
+        guard !args.isEmpty, let mask = masks[args.removeFirst()] else { fail("--cpu needs one of \(masks.keys.sorted())") }
+        ra_set_cpu_features_mask(mask)
     case "-h", "--help":
-        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]")
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx512|native]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
     }
 }
+FileHandle.standardError.write(Data("kernels: \(String(cString: ra_kernel_path_name(ra_kernel_path())))\n".utf8))
 guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]") }
 
 let clock = ContinuousClock()

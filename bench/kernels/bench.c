@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
     const int types[] = { RA_Q8_0, RA_Q4_0, RA_Q4_K, RA_Q6_K, RA_F16, RA_Q5_K, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_BF16, RA_F32 };
     const char *names[] = { "Q8_0", "Q4_0", "Q4_K", "Q6_K", "F16", "Q5_K", "Q4_1", "Q5_0", "Q5_1", "BF16", "F32" };
     const int64_t shapes[][2] = { {1024, 1024}, {3072, 1024} };   // rows x n
-    const int64_t batches[] = { 1, 32 };
+    const int64_t batches[] = { 1, 8, 32 };
     const int all = ra_cpu_features();
     struct { int path; int mask; } paths[] = {
         { RA_PATH_SCALAR, 0 },
@@ -123,7 +123,7 @@ int main(int argc, char **argv) {
             const int64_t rows = shapes[s][0], n = shapes[s][1];
             void *w = make_weights(type, rows, n);
             const double wbytes = (double)ra_row_bytes(type, n) * (double)rows;
-            for (size_t bi = 0; bi < 2; bi++) {
+            for (size_t bi = 0; bi < sizeof batches / sizeof batches[0]; bi++) {
                 const int64_t nb = batches[bi];
                 float *xf = malloc((size_t)(n * nb) * sizeof(float));
                 for (int64_t i = 0; i < n * nb; i++) xf[i] = frand();

@@ -734,6 +734,101 @@ int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
     return 1;
 }
 
+// MARK: - Q8_0 batches: the same panels of 8 weight rows, one scale per block of 32
+//
+// Per block, 8 vectors of quartets (the weights as stored, int8) and the 8 rows' d. vpmaddubsw needs an unsigned
+// operand: the step takes |w| and gives each broadcast activation the sign of the weight it meets (|w| · sign(w)·x,
+// exact since Q8_0 activations are never -128). Those pair sums reach 2 · 128 · 127 = 32512, so unlike Q4_K they
+// cannot be added in int16: each goes to int32 at once (vpmaddwd with ones). The block's int32 sum is then scaled
+// by d_w (per row lane) · d_x in float. 4 activation rows per step, as for Q4_K.
+
+typedef struct {
+    int8_t q[8][32];   // q[e] byte 4r + t = weight of row r, element 4e + t
+    float dw[8];
+} q8_0_panel8;
+_Static_assert(sizeof(q8_0_panel8) % 32 == 0 && sizeof(q8_0_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_0_panel8 size");
+
+RA_AVX2 static void q8_0_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, q8_0_panel8 *p) {
+    for (int64_t j = 0; j < nblk; j++) {
+        __m256i rows[8], cols[8];
+        float d[8];
+        for (int r = 0; r < PANEL8_ROWS; r++) {
+            if (r >= nrows) {
+                rows[r] = _mm256_setzero_si256();
+                d[r] = 0;
+                continue;
+            }
+            const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
+            rows[r] = _mm256_loadu_si256((const __m256i *)a->qs);
+            d[r] = ra_f16_table[a->d];
+        }
+        transpose8x8_epi32(rows, cols);
+        for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[e], cols[e]);
+        _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
+    }
+}
+
+// One panel × nx (1..4) activation rows xs bytes apart (dx: their block scales as floats, nblk per row).
+RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const uint8_t *x, int64_t xs, const float *dx,
+                                  float *out, int64_t os, int nr, const int nx) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < nblk; j++) {
+        const q8_0_panel8 *pj = p + j;
+        __m256i s[PANEL8_GROUP];
+        const int8_t *y[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            s[k] = _mm256_setzero_si256();
+            y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
+        }
+        for (int e = 0; e < 8; e++) {
+            const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
+            const __m256i aw = _mm256_sign_epi8(wv, wv);
+            for (int k = 0; k < nx; k++) {
+                const __m256i p16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bcast4(y[k] + 4 * e), wv));
+                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(p16, ones));
+            }
+        }
+        const __m256 dw = _mm256_load_ps(pj->dw);
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + k * nblk + j)), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+}
+
+RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const q8_0_panel8 *p, const uint8_t *x, int64_t xs, const float *dx,
+                                    float *out, int64_t os, int nr, int nx) {
+    switch (nx) {
+    case 4: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 4); break;
+    case 3: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 3); break;
+    case 2: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 2); break;
+    default: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 1); break;
+    }
+}
+
+int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t nblk = n / 32;
+    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q8_0_panel8 *panel = (q8_0_panel8 *)(void *)base;
+    float *dx = (float *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel8));
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t j = 0; j < nblk; j++) dx[b * nblk + j] = ra_f16_table[((const blk_q8_0 *)(const void *)(X + b * xrow))[j].d];
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
+        q8_0_pack_panel8(W + p0 * wrow, wrow, nblk, nr, panel);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
+            q8_0_panel8_run(nblk, panel, X + b0 * xrow, xrow, dx + b0 * nblk, out + b0 * out_stride + p0, out_stride, nr, nx);
+        }
+    }
+    return 1;
+}
+
 const ra_dot_table ra_dots_avx2 = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,

@@ -123,6 +123,9 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c); n a multiple of 32.
+int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
 // (at most RA_Q4_K_BATCH_PANEL_BYTES) and nb activation sums (at most RA_Q4_K_BATCH_XSUM_BYTES each), plus
 // 16 unpacked rows and alignment. Also covers the AVX-512 kernel without VNNI (288 bytes per super-block).

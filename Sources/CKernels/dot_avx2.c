@@ -4,6 +4,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include <stddef.h>
 
 #define RA_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -609,7 +610,8 @@ RA_AVX2_INLINE void block_heads8(const uint8_t *W, int64_t wrow, int64_t off, in
 }
 
 // Repacks rows [0, nrows) (nrows <= 8) of W into ns panel super-blocks; rows past nrows are zero.
-RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel8 *p) {
+RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    q4_k_panel8 *p = panel;
     const __m256i m4 = _mm256_set1_epi8(15), lo16 = _mm256_set1_epi32(0xFFFF);
     const __m256i k63 = _mm256_set1_epi32(63), k15 = _mm256_set1_epi32(15), k3 = _mm256_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
@@ -667,6 +669,28 @@ RA_AVX2_INLINE __m256i bcast4(const int8_t *y) {
     return _mm256_set1_epi32(v);
 }
 
+// Repacks weight rows [0, nrows) (nrows <= 8) of W, nblk blocks each, into a panel; runs a panel against nx (1..4)
+// activation rows xs bytes apart, with side data (per activation row, computed once per call), into out[k * os + r]
+// for rows r < nr.
+typedef void (*panel8_pack_fn)(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel);
+typedef void (*panel8_run_fn)(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                              float *out, int64_t os, int nr, int nx);
+
+// Rows [r0, r1) × nb activation rows: each panel of 8 weight rows is packed once and run against every group of
+// 4 activation rows. side: side_row bytes per activation row (or NULL).
+RA_AVX2 static void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                  const uint8_t *side, int64_t side_row, float *out, int64_t os, int64_t r0, int64_t r1,
+                                  void *panel, panel8_pack_fn pack, panel8_run_fn run) {
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
+        pack(W + p0 * wrow, wrow, nblk, nr, panel);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
+            run(nblk, panel, X + b0 * xrow, xrow, side ? side + b0 * side_row : NULL, side_row, out + b0 * os + p0, os, nr, nx);
+        }
+    }
+}
+
 // One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr.
 RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
                                   float *out, int64_t os, int nr, const int nx) {
@@ -703,8 +727,11 @@ RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-RA_AVX2 static void q4_k_panel8_run(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
                                     float *out, int64_t os, int nr, int nx) {
+    const q4_k_panel8 *p = panel;
+    const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;
+    (void)side_row;   // ns sums per row
     switch (nx) {
     case 4: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 4); break;
     case 3: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 3); break;
@@ -723,14 +750,8 @@ int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
     q4_k_panel8 *panel = (q4_k_panel8 *)(void *)base;
     ra_q4_k_xsum *xsum = (ra_q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel8));
     ra_q4_k_xsums(X, xrow, ns, nb, xsum);
-    for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
-        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
-        q4_k_pack_panel8(W + p0 * wrow, wrow, ns, nr, panel);
-        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
-            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
-            q4_k_panel8_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, nr, nx);
-        }
-    }
+    panel8_matmul(W, wrow, ns, X, xrow, nb, (const uint8_t *)xsum, ns * (int64_t)sizeof(ra_q4_k_xsum), out, out_stride, r0, r1,
+                  panel, q4_k_pack_panel8, q4_k_panel8_run);
     return 1;
 }
 
@@ -748,7 +769,8 @@ typedef struct {
 } q8_0_panel8;
 _Static_assert(sizeof(q8_0_panel8) % 32 == 0 && sizeof(q8_0_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_0_panel8 size");
 
-RA_AVX2 static void q8_0_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, q8_0_panel8 *p) {
+RA_AVX2 static void q8_0_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    q8_0_panel8 *p = panel;
     for (int64_t j = 0; j < nblk; j++) {
         __m256i rows[8], cols[8];
         float d[8];
@@ -797,8 +819,11 @@ RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const uint
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const q8_0_panel8 *p, const uint8_t *x, int64_t xs, const float *dx,
+RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
                                     float *out, int64_t os, int nr, int nx) {
+    const q8_0_panel8 *p = panel;
+    const float *dx = (const float *)(const void *)side;
+    (void)side_row;   // nblk scales per row
     switch (nx) {
     case 4: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 4); break;
     case 3: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 3); break;
@@ -818,14 +843,124 @@ int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
     float *dx = (float *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel8));
     for (int64_t b = 0; b < nb; b++)
         for (int64_t j = 0; j < nblk; j++) dx[b * nblk + j] = ra_f16_table[((const blk_q8_0 *)(const void *)(X + b * xrow))[j].d];
-    for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
-        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
-        q8_0_pack_panel8(W + p0 * wrow, wrow, nblk, nr, panel);
-        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
-            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
-            q8_0_panel8_run(nblk, panel, X + b0 * xrow, xrow, dx + b0 * nblk, out + b0 * out_stride + p0, out_stride, nr, nx);
+    panel8_matmul(W, wrow, nblk, X, xrow, nb, (const uint8_t *)dx, nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
+                  panel, q8_0_pack_panel8, q8_0_panel8_run);
+    return 1;
+}
+
+// MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
+//
+// The quants are kept unsigned (0..63, the offset 32 not taken off), so vpmaddubsw applies as for Q4_K; the offset
+// is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpmaddwd. A pair sum
+// reaches 2 · 63 · 128 = 16128, so two quartets (half a sub-block) are added in int16 before vpmaddwd with the
+// sub-block's scale takes them to int32.
+
+// One super-block of a panel: q[e] as for Q4_K (quants 0..63); sc[j][r] = scale j of row r (int16, both halves);
+// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half); d[r].
+typedef struct {
+    uint8_t q[64][32];
+    uint32_t sc[16][8];
+    uint32_t scp[8][8];
+    float d[8];
+} q6_k_panel8;
+_Static_assert(sizeof(q6_k_panel8) % 32 == 0 && sizeof(q6_k_panel8) <= RA_Q6_K_BATCH_PANEL_BYTES, "q6_k_panel8 size");
+
+RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    q6_k_panel8 *p = panel;
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30), lo16 = _mm256_set1_epi32(0xFFFF);
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel8 *pi = p + i;
+        // the 16 int8 scales of all 8 rows at once; d row by row
+        __m256i hd[4];
+        block_heads8(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
+        for (int r = 0; r < PANEL8_ROWS; r++) pi->d[r] = r < nrows ? ra_f16_table[((const blk_q6_k *)(const void *)(W + r * wrow))[i].d] : 0.0f;
+        __m256i sc[16];
+        for (int j = 0; j < 16; j++) {   // scale j: byte j % 4 of dword j / 4, sign-extended
+            sc[j] = _mm256_and_si256(_mm256_srai_epi32(_mm256_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24), lo16);
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc[j], _mm256_slli_epi32(sc[j], 16)));
+        }
+        for (int q = 0; q < 8; q++) _mm256_store_si256((__m256i *)pi->scp[q], _mm256_or_si256(sc[2 * q], _mm256_slli_epi32(sc[2 * q + 1], 16)));
+        // Per half h (128 elements) four vectors of 32 elements in order, as dot_q6_k builds them; across the 8
+        // rows each is an 8 × 8 matrix of quartets to transpose.
+        for (int h = 0; h < 2; h++) {
+            __m256i v[4][8], cols[8];
+            for (int r = 0; r < PANEL8_ROWS; r++) {
+                if (r >= nrows) { v[0][r] = v[1][r] = v[2][r] = v[3][r] = _mm256_setzero_si256(); continue; }
+                const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
+                const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
+                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
+                const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
+                v[0][r] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+                v[1][r] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+                v[2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+                v[3][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            }
+            for (int c = 0; c < 4; c++) {
+                transpose8x8_epi32(v[c], cols);
+                for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[32 * h + 8 * c + e], cols[e]);
+            }
         }
     }
+}
+
+RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x, int64_t xs, float *out, int64_t os, int nr,
+                                  const int nx) {
+    __m256 acc[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q6_k_panel8 *pi = p + i;
+        const blk_q8_k *y[PANEL8_GROUP];
+        __m256i si[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 16; j++) {
+            const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            for (int half = 0; half < 2; half++) {
+                const int e = 4 * j + 2 * half;
+                const __m256i w0 = _mm256_load_si256((const __m256i *)pi->q[e]), w1 = _mm256_load_si256((const __m256i *)pi->q[e + 1]);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(y[k]->qs + 4 * e)),
+                                                       _mm256_maddubs_epi16(w1, bcast4(y[k]->qs + 4 * e + 4)));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s, sc));
+                }
+            }
+        }
+        const __m256 d = _mm256_load_ps(pi->d);
+        for (int k = 0; k < nx; k++) {
+            __m256i so = _mm256_setzero_si256();
+            for (int q = 0; q < 8; q++) {
+                int32_t b2;
+                memcpy(&b2, y[k]->bsums + 2 * q, 4);
+                so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
+            }
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], _mm256_slli_epi32(so, 5))), d);
+            acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(y[k]->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+}
+
+RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side;   // the block sums are read from the activations
+    (void)side_row;
+    switch (nx) {
+    case 4: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 4); break;
+    case 3: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 3); break;
+    case 2: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 2); break;
+    default: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 1); break;
+    }
+}
+
+int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, q6_k_pack_panel8, q6_k_panel8_run);
     return 1;
 }
 

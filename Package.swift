@@ -47,7 +47,7 @@ let package = Package(
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
             name: "engine-bench",
-            dependencies: ["RunAnywhereGGUF"],
+            dependencies: ["RunAnywhereGGUF", "CKernels"],
             path: "bench/engine-first/Sources",
             swiftSettings: [.unsafeFlags(["-O"])]
         ),

@@ -2,6 +2,8 @@
 //
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256]
+//   --cpu-mask N (either form): restrict the kernels to the CPU features in N (ra_set_cpu_features_mask,
+//   e.g. 7 = AVX2+FMA+F16C for the AVX2 path on an AVX-512 machine)
 //
 // --report (used by bench/engine/run.sh, one process per measurement): load time (model + context),
 // RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line.
@@ -10,6 +12,7 @@
 // time after `depth` random tokens already in the cache (0: an empty cache). Each is repeated `reps`
 // times; mean, spread and best run are printed as Markdown.
 import Foundation
+import CKernels
 import RunAnywhereGGUF
 
 func fail(_ message: String) -> Never {
@@ -34,15 +37,18 @@ while !args.isEmpty {
     case "--reps": reps = value()
     case "--depth": depth = value(minimum: 0)
     case "--ctx": ctx = value()
+    case "--cpu-mask":
+        guard !args.isEmpty, let m = Int32(args.removeFirst()) else { fail("--cpu-mask needs a number") }
+        ra_set_cpu_features_mask(m)
     case "--report": report = true
     case "-h", "--help":
-        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]")
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu-mask N]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
     }
 }
-guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]") }
+guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu-mask N]") }
 
 let clock = ContinuousClock()
 func seconds(_ d: Duration) -> Double { Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18 }
@@ -99,7 +105,7 @@ do {
     let vocab = Int32(model.vocabularySize)
     let d = model.description
     print("model: \(path)")
-    print("arch \(d.architecture), \(d.blockCount) layers, hidden \(d.embeddingLength), \(d.quantization), \(d.tensorBytes / 1_000_000) MB of tensors; load \(String(format: "%.2f", loadSeconds)) s; threads \(threads)")
+    print("arch \(d.architecture), \(d.blockCount) layers, hidden \(d.embeddingLength), \(d.quantization), \(d.tensorBytes / 1_000_000) MB of tensors; load \(String(format: "%.2f", loadSeconds)) s; threads \(threads); kernels \(String(cString: ra_kernel_path_name(ra_kernel_path())))")
 
     // Warm-up: touch every weight page once.
     _ = try context.evaluate([1, 2, 3, 4])

@@ -174,8 +174,7 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
-    // (AVX2 from 3 activation rows: for 2 the multi kernel is ~10% faster than packing a panel; Q6_K the same)
-    if (weight_type == RA_Q8_0 && nb >= 3 && ra_kernel_path() == RA_PATH_AVX2) {
+    if (weight_type == RA_Q8_0 && ra_kernel_path() == RA_PATH_AVX2) {
         const int64_t bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && ra_matmul_q8_0_avx2(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
@@ -188,6 +187,7 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && q4k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
+    // (AVX2: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
     if (weight_type == RA_Q6_K && n % 256 == 0 && (ra_kernel_path() == RA_PATH_AVX512_VNNI || (ra_kernel_path() == RA_PATH_AVX2 && nb >= 3))) {
         const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
         uint8_t *scratch = ra_thread_scratch(bytes);

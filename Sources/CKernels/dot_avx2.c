@@ -669,29 +669,27 @@ RA_AVX2_INLINE __m256i bcast4(const int8_t *y) {
     return _mm256_set1_epi32(v);
 }
 
-// Repacks weight rows [0, nrows) (nrows <= 8) of W, nblk blocks each, into a panel.
+// Repacks weight rows [0, nrows) (nrows <= 8) of W, nblk blocks each, into a panel; runs a panel against nx (1..4)
+// activation rows xs bytes apart, with side data (per activation row, computed once per call), into out[k * os + r]
+// for rows r < nr.
 typedef void (*panel8_pack_fn)(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel);
-// Runs a panel against activation rows [b0, b0 + nx) of the call (ctx: the kernel's view of them) into
-// out[k * os + r] for rows r < nr.
-typedef void (*panel8_run_fn)(int64_t nblk, const void *panel, const void *ctx, int64_t b0, int nx, float *out, int64_t os, int nr);
+typedef void (*panel8_run_fn)(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                              float *out, int64_t os, int nr, int nx);
 
 // Rows [r0, r1) × nb activation rows: each panel of 8 weight rows is packed once and run against every group of
-// `group` activation rows.
-RA_AVX2 static void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, int64_t nb, int group, const void *ctx,
-                                  float *out, int64_t os, int64_t r0, int64_t r1, void *panel, panel8_pack_fn pack, panel8_run_fn run) {
+// 4 activation rows. side: side_row bytes per activation row (or NULL).
+RA_AVX2 static void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                  const uint8_t *side, int64_t side_row, float *out, int64_t os, int64_t r0, int64_t r1,
+                                  void *panel, panel8_pack_fn pack, panel8_run_fn run) {
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
         pack(W + p0 * wrow, wrow, nblk, nr, panel);
-        for (int64_t b0 = 0; b0 < nb; b0 += group) {
-            const int nx = (int)(nb - b0 < group ? nb - b0 : group);
-            run(nblk, panel, ctx, b0, nx, out + b0 * os + p0, os, nr);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
+            run(nblk, panel, X + b0 * xrow, xrow, side ? side + b0 * side_row : NULL, side_row, out + b0 * os + p0, os, nr, nx);
         }
     }
 }
-
-// The activation rows of a call as the Q4_K and Q6_K kernels read them: Q8_K rows xrow bytes apart and (Q4_K) their
-// sub-block sums, ns per row.
-typedef struct { const uint8_t *X; int64_t xrow; const ra_q4_k_xsum *xsum; } q8_k_rows;
 
 // One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr.
 RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
@@ -733,12 +731,11 @@ RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const void *ctx, int64_t b0, int nx, float *out, int64_t os, int nr) {
+RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
     const q4_k_panel8 *p = panel;
-    const q8_k_rows *c = ctx;
-    const uint8_t *x = c->X + b0 * c->xrow;
-    const int64_t xs = c->xrow;
-    const ra_q4_k_xsum *xsum = c->xsum + b0 * ns;
+    const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;
+    (void)side_row;   // ns sums per row
     switch (nx) {
     case 4: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 4); break;
     case 3: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 3); break;
@@ -757,25 +754,21 @@ int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
     q4_k_panel8 *panel = (q4_k_panel8 *)(void *)base;
     ra_q4_k_xsum *xsum = (ra_q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel8));
     ra_q4_k_xsums(X, xrow, ns, nb, xsum);
-    const q8_k_rows rows = { X, xrow, xsum };
-    panel8_matmul(W, wrow, ns, nb, PANEL8_GROUP, &rows, out, out_stride, r0, r1, panel, q4_k_pack_panel8, q4_k_panel8_run);
+    panel8_matmul(W, wrow, ns, X, xrow, nb, (const uint8_t *)xsum, ns * (int64_t)sizeof(ra_q4_k_xsum), out, out_stride, r0, r1,
+                  panel, q4_k_pack_panel8, q4_k_panel8_run);
     return 1;
 }
 
-// MARK: - Q8_0 batches: the same panels of 8 weight rows, as int16, one scale per block of 32
+// MARK: - Q8_0 batches: the same panels of 8 weight rows, one scale per block of 32
 //
-// vpmaddubsw needs one unsigned operand; with Q8_0's signed weights the sign trick (|w| × sign(w)·x) costs a vpsignb
-// per step, and its pair sums (up to 2 · 128 · 127 = 32512) must go to int32 at once (vpmaddwd with ones): three
-// multiply-port ops per 32 products. Here both sides are widened to int16 instead: per block the panel holds 16
-// vectors of 2 elements × 8 rows (int16 pairs), the activations are widened once per call into the scratch, and a
-// step is one broadcast of 2 activations and one vpmaddwd into the int32 sums (exact: |pair| <= 32512). The block's
-// sum is scaled by d_w (per row lane) · d_x in float. With only two accumulators per activation row, 5 rows fit a
-// step (measured: sign trick 1.63 GB/s with 4 or 5 rows; int16 1.59 with 4 rows, 1.82 with 5, 1.81 with 6).
-
-enum { Q8_0_GROUP = 5 };
+// Per block, 8 vectors of quartets (the weights as stored, int8) and the 8 rows' d. vpmaddubsw needs an unsigned
+// operand: the step takes |w| and gives each broadcast activation the sign of the weight it meets (|w| · sign(w)·x,
+// exact since Q8_0 activations are never -128). Those pair sums reach 2 · 128 · 127 = 32512, so unlike Q4_K they
+// cannot be added in int16: each goes to int32 at once (vpmaddwd with ones). The block's int32 sum is then scaled
+// by d_w (per row lane) · d_x in float. 4 activation rows per step, as for Q4_K.
 
 typedef struct {
-    int16_t q[16][16];   // q[e] int16 2r + t = weight of row r, element 2e + t
+    int8_t q[8][32];   // q[e] byte 4r + t = weight of row r, element 4e + t
     float dw[8];
 } q8_0_panel8;
 _Static_assert(sizeof(q8_0_panel8) % 32 == 0 && sizeof(q8_0_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_0_panel8 size");
@@ -783,59 +776,45 @@ _Static_assert(sizeof(q8_0_panel8) % 32 == 0 && sizeof(q8_0_panel8) <= RA_Q8_0_B
 RA_AVX2 static void q8_0_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
     q8_0_panel8 *p = panel;
     for (int64_t j = 0; j < nblk; j++) {
-        __m256i lo[8], hi[8], cols[8];
+        __m256i rows[8], cols[8];
         float d[8];
         for (int r = 0; r < PANEL8_ROWS; r++) {
             if (r >= nrows) {
-                lo[r] = hi[r] = _mm256_setzero_si256();
+                rows[r] = _mm256_setzero_si256();
                 d[r] = 0;
                 continue;
             }
             const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
-            lo[r] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a->qs));
-            hi[r] = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(a->qs + 16)));
+            rows[r] = _mm256_loadu_si256((const __m256i *)a->qs);
             d[r] = ra_f16_table[a->d];
         }
-        transpose8x8_epi32(lo, cols);
+        transpose8x8_epi32(rows, cols);
         for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[e], cols[e]);
-        transpose8x8_epi32(hi, cols);
-        for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[8 + e], cols[e]);
         _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
     }
 }
 
-// The activations of a call, widened: x16[b][j][t] = element 32j + t of row b as int16, then d[b][j].
-typedef struct { const int16_t *x16; const float *d; } q8_0_side;
-_Static_assert(32 * sizeof(int16_t) + sizeof(float) <= RA_Q8_0_BATCH_X_BYTES, "RA_Q8_0_BATCH_SCRATCH covers the widened rows");
-
-// Widens nblk consecutive Q8_0 blocks (the call's activation rows are contiguous) into x16 (32-byte aligned) and d.
-RA_AVX2 static void q8_0_widen(const void *x, int64_t nblk, int16_t *x16, float *d) {
-    const blk_q8_0 *y = x;
-    for (int64_t j = 0; j < nblk; j++) {
-        _mm256_store_si256((__m256i *)(void *)(x16 + 32 * j), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)y[j].qs)));
-        _mm256_store_si256((__m256i *)(void *)(x16 + 32 * j + 16), _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(y[j].qs + 16))));
-        d[j] = ra_f16_table[y[j].d];
-    }
-}
-
-// One panel × nx (1..5) activation rows (rows b0.. of the side data, nblk blocks per row).
-RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const int16_t *x16, const float *dx, float *out, int64_t os,
-                                  int nr, const int nx) {
-    __m256 acc[Q8_0_GROUP];
+// One panel × nx (1..4) activation rows xs bytes apart (dx: their block scales as floats, nblk per row).
+RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const uint8_t *x, int64_t xs, const float *dx,
+                                  float *out, int64_t os, int nr, const int nx) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[PANEL8_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
     for (int64_t j = 0; j < nblk; j++) {
         const q8_0_panel8 *pj = p + j;
-        __m256i s[Q8_0_GROUP];
-        for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
-        for (int e = 0; e < 16; e++) {
+        __m256i s[PANEL8_GROUP];
+        const int8_t *y[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            s[k] = _mm256_setzero_si256();
+            y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
+        }
+        for (int e = 0; e < 8; e++) {
             const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
+            const __m256i aw = _mm256_sign_epi8(wv, wv);
             for (int k = 0; k < nx; k++) {
-                int32_t x2;
-                memcpy(&x2, x16 + (k * nblk + j) * 32 + 2 * e, 4);
-                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(wv, _mm256_set1_epi32(x2)));
+                const __m256i p16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bcast4(y[k] + 4 * e), wv));
+                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(p16, ones));
             }
-            // keeps gcc from reassociating the adds and spilling the products (as in the Q4_K panel)
-            for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
         }
         const __m256 dw = _mm256_load_ps(pj->dw);
         for (int k = 0; k < nx; k++)
@@ -844,31 +823,32 @@ RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const int1
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const void *panel, const void *ctx, int64_t b0, int nx, float *out, int64_t os, int nr) {
-    const q8_0_side *sd = ctx;
-    const int16_t *x16 = sd->x16 + b0 * nblk * 32;
-    const float *dx = sd->d + b0 * nblk;
+RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
     const q8_0_panel8 *p = panel;
+    const float *dx = (const float *)(const void *)side;
+    (void)side_row;   // nblk scales per row
     switch (nx) {
-    case 5: q8_0_panel8_m(nblk, p, x16, dx, out, os, nr, 5); break;
-    case 4: q8_0_panel8_m(nblk, p, x16, dx, out, os, nr, 4); break;
-    case 3: q8_0_panel8_m(nblk, p, x16, dx, out, os, nr, 3); break;
-    case 2: q8_0_panel8_m(nblk, p, x16, dx, out, os, nr, 2); break;
-    default: q8_0_panel8_m(nblk, p, x16, dx, out, os, nr, 1); break;
+    case 4: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 4); break;
+    case 3: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 3); break;
+    case 2: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 2); break;
+    default: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 1); break;
     }
 }
+
 int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     const int64_t nblk = n / 32;
     if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0);
+    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     q8_0_panel8 *panel = (q8_0_panel8 *)(void *)base;
-    int16_t *x16 = (int16_t *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel8));
-    float *dx = (float *)(void *)(x16 + nb * nblk * 32);
-    q8_0_widen(x, nblk * nb, x16, dx);
-    const q8_0_side side = { x16, dx };
-    panel8_matmul(w, wrow, nblk, nb, Q8_0_GROUP, &side, out, out_stride, r0, r1, panel, q8_0_pack_panel8, q8_0_panel8_run);
+    float *dx = (float *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel8));
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t j = 0; j < nblk; j++) dx[b * nblk + j] = ra_f16_table[((const blk_q8_0 *)(const void *)(X + b * xrow))[j].d];
+    panel8_matmul(W, wrow, nblk, X, xrow, nb, (const uint8_t *)dx, nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
+                  panel, q8_0_pack_panel8, q8_0_panel8_run);
     return 1;
 }
 
@@ -966,10 +946,10 @@ RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const void *ctx, int64_t b0, int nx, float *out, int64_t os, int nr) {
-    const q8_k_rows *c = ctx;   // (the block sums are read from the activations)
-    const uint8_t *x = c->X + b0 * c->xrow;
-    const int64_t xs = c->xrow;
+RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side;   // the block sums are read from the activations
+    (void)side_row;
     switch (nx) {
     case 4: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 4); break;
     case 3: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 3); break;
@@ -984,8 +964,7 @@ int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
     const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
     void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    const q8_k_rows rows = { x, xrow, NULL };
-    panel8_matmul(w, wrow, ns, nb, PANEL8_GROUP, &rows, out, out_stride, r0, r1, panel, q6_k_pack_panel8, q6_k_panel8_run);
+    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, q6_k_pack_panel8, q6_k_panel8_run);
     return 1;
 }
 

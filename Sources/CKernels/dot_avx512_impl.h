@@ -961,7 +961,6 @@ _Static_assert(sizeof(q8_0_panel) <= RA_Q8_0_BATCH_PANEL_BYTES && sizeof(q8_0_pa
 
 // Per activation block: -128 · Σ qs and d.
 typedef struct { int32_t bias; float d; } q8_0_xsum;
-_Static_assert(sizeof(q8_0_xsum) <= RA_Q8_0_BATCH_X_BYTES, "RA_Q8_0_BATCH_SCRATCH covers the activation sums");
 
 RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, q8_0_panel *p) {
     const __m512i flip = _mm512_set1_epi8((char)0x80);

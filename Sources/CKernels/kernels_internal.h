@@ -115,12 +115,10 @@ extern const ra_dot_table ra_dots_scalar;
 extern const ra_dot_table ra_dots_avx2;
 extern const ra_dot_table ra_dots_avx512;
 extern const ra_dot_table ra_dots_avx512vnni;
-// Scratch of the Q8_0 batch kernels for n columns and nb activation rows: per block of 32 columns a weight panel
-// (at most RA_Q8_0_BATCH_PANEL_BYTES) and RA_Q8_0_BATCH_X_BYTES per activation row (VNNI: 8 bytes of sums; AVX2:
-// the 32 activations widened to int16 and d), plus alignment.
+// Scratch of the Q8_0 batch kernel for n columns and nb activation rows: per block of 32 columns a weight panel
+// (at most RA_Q8_0_BATCH_PANEL_BYTES) and 8 bytes per activation row, plus alignment.
 #define RA_Q8_0_BATCH_PANEL_BYTES 576
-#define RA_Q8_0_BATCH_X_BYTES 68
-#define RA_Q8_0_BATCH_SCRATCH(n, nb) ((n) / 32 * (RA_Q8_0_BATCH_PANEL_BYTES + RA_Q8_0_BATCH_X_BYTES * (nb)) + 64)
+#define RA_Q8_0_BATCH_SCRATCH(n, nb) ((n) / 32 * (RA_Q8_0_BATCH_PANEL_BYTES + 8 * (nb)) + 64)
 // Q8_0 weights × nb Q8_0 activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,

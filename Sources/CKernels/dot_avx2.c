@@ -4,6 +4,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include <stddef.h>
 
 #define RA_AVX2 __attribute__((target("avx2,fma,f16c")))
 
@@ -542,6 +543,430 @@ RA_AVX2_INLINE void multi_f16_m(int64_t n, const void *w, const void *x, int64_t
     }
 }
 RA_MULTI_WRAPPERS(multi_f16)
+
+// MARK: - Q4_K batches: panels of 8 weight rows × 4 activation rows
+//
+// The 256-bit counterpart of the VNNI panels (dot_avx512_impl.h). Each call repacks its weight rows, 8 at a time,
+// into a panel in the thread's scratch: per super-block and group of 4 elements (a quartet), one vector holds
+// those 4 quants (0..15) of all 8 rows, so the 8 int32 lanes are the 8 weight rows and no horizontal sums are
+// needed. A step takes one such vector and, for each of 4 activation rows, one vpmaddubsw against the row's
+// 4 int8 activations broadcast. The int16 pair sums (at most 2 · 15 · 128 = 3840) of the 8 quartets of a
+// sub-block are added in int16 (at most 30720, no saturation), then one vpmaddwd against the sub-block's scale
+// of each row (an int16 pair per lane) brings them to int32; the super-block's integer sum is scaled by d in
+// float. The mins meet the activation block sums in one vpmaddwd per pair of sub-blocks. Per quartet and
+// activation row that is one broadcast load, one vpmaddubsw and one vpaddw; 4 activation rows per step keep
+// the 4 accumulators of each kind (float, int32, int16) and the weight vector within the 16 registers.
+
+enum { PANEL8_ROWS = 8, PANEL8_GROUP = 4 };
+
+// One super-block of a panel (32-byte aligned): q[e] byte 4r + t = quant of row r, element 4e + t; sc[j][r] =
+// scale of sub-block j of row r in both int16 halves; mins[p][r] = min of sub-block 2p (low half) and 2p+1
+// (high half); d[r], dmin[r].
+typedef struct {
+    uint8_t q[64][32];
+    uint32_t sc[8][8];
+    uint32_t mins[4][8];
+    float d[8], dmin[8];
+} q4_k_panel8;
+_Static_assert(sizeof(q4_k_panel8) % 32 == 0, "q4_k_panel8 keeps 32-byte alignment");
+_Static_assert(sizeof(q4_k_panel8) <= RA_Q4_K_BATCH_PANEL_BYTES, "RA_Q4_K_BATCH_SCRATCH covers the AVX2 panel kernel");
+// Activation rows: ra_q4_k_xsum (kernels_internal.h), shared with the VNNI kernel.
+
+// Transposes an 8 × 8 matrix of 32-bit elements: t[j] lane i = r[i] lane j (4 × 4 blocks inside the 128-bit
+// lanes by unpacks, then the lanes by permutes).
+RA_AVX2_INLINE void transpose8x8_epi32(const __m256i r[8], __m256i t[8]) {
+    __m256i a[8], b[8];
+    for (int i = 0; i < 4; i++) {
+        a[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {   // b[4i + m], 128-bit lane L: column 4L + m of rows 4i..4i+3
+        b[4 * i] = _mm256_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm256_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm256_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm256_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int m = 0; m < 4; m++) {
+        t[m] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x20);
+        t[4 + m] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x31);
+    }
+}
+
+// The first 16 bytes at offset off of 8 rows (rows past nrows zero), transposed: h[c] lane r = bytes 4c..4c+3
+// of row r.
+RA_AVX2_INLINE void block_heads8(const uint8_t *W, int64_t wrow, int64_t off, int nrows, __m256i h[4]) {
+    __m128i raw[8];
+    for (int r = 0; r < PANEL8_ROWS; r++)
+        raw[r] = r < nrows ? _mm_loadu_si128((const __m128i *)(W + r * wrow + off)) : _mm_setzero_si128();
+    __m256i v[4];   // rows r (low lane) and r + 4 (high lane)
+    for (int r = 0; r < 4; r++) v[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(raw[r]), raw[r + 4], 1);
+    const __m256i a0 = _mm256_unpacklo_epi32(v[0], v[1]), a1 = _mm256_unpackhi_epi32(v[0], v[1]);
+    const __m256i a2 = _mm256_unpacklo_epi32(v[2], v[3]), a3 = _mm256_unpackhi_epi32(v[2], v[3]);
+    h[0] = _mm256_unpacklo_epi64(a0, a2);
+    h[1] = _mm256_unpackhi_epi64(a0, a2);
+    h[2] = _mm256_unpacklo_epi64(a1, a3);
+    h[3] = _mm256_unpackhi_epi64(a1, a3);
+    // lane order of h[c] is rows 0, 1, 2, 3 | 4, 5, 6, 7
+}
+
+// Repacks rows [0, nrows) (nrows <= 8) of W into ns panel super-blocks; rows past nrows are zero.
+RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    q4_k_panel8 *p = panel;
+    const __m256i m4 = _mm256_set1_epi8(15), lo16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i k63 = _mm256_set1_epi32(63), k15 = _mm256_set1_epi32(15), k3 = _mm256_set1_epi32(3);
+    for (int64_t i = 0; i < ns; i++) {
+        q4_k_panel8 *pi = p + i;
+        // d, dmin and the 12 bytes of 6-bit scales and mins of all 8 rows at once (as ra_unpack_scales_k4).
+        __m256i h[4];
+        block_heads8(W, wrow, i * (int64_t)sizeof(blk_q4_k), nrows, h);
+        // halves: packus (in-lane) gives d of rows 0..3, dmin 0..3 | d 4..7, dmin 4..7; the permute puts d first
+        const __m256i dd = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(h[0], lo16), _mm256_srli_epi32(h[0], 16)), 0xD8);
+        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm256_castsi256_si128(dd)));
+        _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm256_extracti128_si256(dd, 1)));
+        const __m256i s0 = h[1], s1 = h[2], s2 = h[3];   // bytes 0..3, 4..7, 8..11 of the scales
+        __m256i m[8];
+        for (int j = 0; j < 4; j++) {
+            const __m256i sc_lo = _mm256_and_si256(_mm256_srli_epi32(s0, 8 * j), k63);
+            const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j), k15),
+                                                  _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s0, 8 * j + 6), k3), 4));
+            m[j] = _mm256_and_si256(_mm256_srli_epi32(s1, 8 * j), k63);
+            m[j + 4] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j + 4), k15),
+                                       _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s1, 8 * j + 6), k3), 4));
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc_lo, _mm256_slli_epi32(sc_lo, 16)));
+            _mm256_store_si256((__m256i *)pi->sc[j + 4], _mm256_or_si256(sc_hi, _mm256_slli_epi32(sc_hi, 16)));
+        }
+        for (int q = 0; q < 4; q++) _mm256_store_si256((__m256i *)pi->mins[q], _mm256_or_si256(m[2 * q], _mm256_slli_epi32(m[2 * q + 1], 16)));
+        // 32 bytes of qs of a row are 64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63, one vector of 8
+        // quartets each; across the 8 rows that is an 8 × 8 matrix of quartets to transpose.
+        for (int g = 0; g < 4; g++) {
+            __m256i lo[8], hi[8], cols[8];
+            for (int r = 0; r < PANEL8_ROWS; r++) {
+                if (r >= nrows) { lo[r] = hi[r] = _mm256_setzero_si256(); continue; }
+                const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+                lo[r] = _mm256_and_si256(q, m4);
+                hi[r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            }
+            transpose8x8_epi32(lo, cols);
+            for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[16 * g + e], cols[e]);
+            transpose8x8_epi32(hi, cols);
+            for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], cols[e]);
+        }
+    }
+}
+
+// Lanes [0, nr) of v to out (a partial panel at the end of the row range).
+RA_AVX2_INLINE void store_rows8(float *out, __m256 v, int nr) {
+    if (nr == PANEL8_ROWS) { _mm256_storeu_ps(out, v); return; }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane), v);
+}
+
+// 4 int8 activations broadcast to every lane.
+RA_AVX2_INLINE __m256i bcast4(const int8_t *y) {
+    int32_t v;
+    memcpy(&v, y, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Repacks weight rows [0, nrows) (nrows <= 8) of W, nblk blocks each, into a panel; runs a panel against nx (1..4)
+// activation rows xs bytes apart, with side data (per activation row, computed once per call), into out[k * os + r]
+// for rows r < nr.
+typedef void (*panel8_pack_fn)(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel);
+typedef void (*panel8_run_fn)(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                              float *out, int64_t os, int nr, int nx);
+
+// Rows [r0, r1) × nb activation rows: each panel of 8 weight rows is packed once and run against every group of
+// 4 activation rows. side: side_row bytes per activation row (or NULL).
+RA_AVX2 static void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                  const uint8_t *side, int64_t side_row, float *out, int64_t os, int64_t r0, int64_t r1,
+                                  void *panel, panel8_pack_fn pack, panel8_run_fn run) {
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
+        pack(W + p0 * wrow, wrow, nblk, nr, panel);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
+            run(nblk, panel, X + b0 * xrow, xrow, side ? side + b0 * side_row : NULL, side_row, out + b0 * os + p0, os, nr, nx);
+        }
+    }
+}
+
+// One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr.
+RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+                                  float *out, int64_t os, int nr, const int nx) {
+    __m256 acc[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q4_k_panel8 *pi = p + i;
+        const int8_t *y[PANEL8_GROUP];
+        __m256i si[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 8; j++) {
+            __m256i s[PANEL8_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
+            for (int e = 0; e < 8; e++) {
+                const __m256i wv = _mm256_load_si256((const __m256i *)pi->q[8 * j + e]);
+                for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi16(s[k], _mm256_maddubs_epi16(wv, bcast4(y[k] + 32 * j + 4 * e)));
+                // Keeps the sums in registers step by step: gcc otherwise reassociates the 8 integer adds, computes
+                // all 32 products of a sub-block first and spills them (gcc 12: 1.55 -> 1.8 GB/s at nb = 32; clang
+                // compiles both forms alike).
+                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
+            }
+            const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            for (int k = 0; k < nx; k++) si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s[k], sc));
+        }
+        const __m256 d = _mm256_load_ps(pi->d), dmin = _mm256_load_ps(pi->dmin);
+        for (int k = 0; k < nx; k++) {
+            const ra_q4_k_xsum *xk = xsum + k * ns + i;
+            __m256i mi = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[0]), _mm256_set1_epi32((int)xk->bs[0]));
+            for (int q = 1; q < 4; q++)
+                mi = _mm256_add_epi32(mi, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[q]), _mm256_set1_epi32((int)xk->bs[q])));
+            const __m256 t = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), dmin, _mm256_mul_ps(_mm256_cvtepi32_ps(si[k]), d));
+            acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(xk->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+}
+
+RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    const q4_k_panel8 *p = panel;
+    const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;
+    (void)side_row;   // ns sums per row
+    switch (nx) {
+    case 4: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 4); break;
+    case 3: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 3); break;
+    case 2: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 2); break;
+    default: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 1); break;
+    }
+}
+
+int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q4_k_panel8 *panel = (q4_k_panel8 *)(void *)base;
+    ra_q4_k_xsum *xsum = (ra_q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel8));
+    ra_q4_k_xsums(X, xrow, ns, nb, xsum);
+    panel8_matmul(W, wrow, ns, X, xrow, nb, (const uint8_t *)xsum, ns * (int64_t)sizeof(ra_q4_k_xsum), out, out_stride, r0, r1,
+                  panel, q4_k_pack_panel8, q4_k_panel8_run);
+    return 1;
+}
+
+// MARK: - Q8_0 batches: the same panels of 8 weight rows, one scale per block of 32
+//
+// Per block, 8 vectors of quartets (the weights as stored, int8) and the 8 rows' d. vpmaddubsw needs an unsigned
+// operand: the step takes |w| and gives each broadcast activation the sign of the weight it meets (|w| · sign(w)·x,
+// exact since Q8_0 activations are never -128). Those pair sums reach 2 · 128 · 127 = 32512, so unlike Q4_K they
+// cannot be added in int16: each goes to int32 at once (vpmaddwd with ones). The block's int32 sum is then scaled
+// by d_w (per row lane) · d_x in float. 4 activation rows per step, as for Q4_K.
+
+typedef struct {
+    int8_t q[8][32];   // q[e] byte 4r + t = weight of row r, element 4e + t
+    float dw[8];
+} q8_0_panel8;
+_Static_assert(sizeof(q8_0_panel8) % 32 == 0 && sizeof(q8_0_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_0_panel8 size");
+
+RA_AVX2 static void q8_0_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    q8_0_panel8 *p = panel;
+    for (int64_t j = 0; j < nblk; j++) {
+        __m256i rows[8], cols[8];
+        float d[8];
+        for (int r = 0; r < PANEL8_ROWS; r++) {
+            if (r >= nrows) {
+                rows[r] = _mm256_setzero_si256();
+                d[r] = 0;
+                continue;
+            }
+            const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
+            rows[r] = _mm256_loadu_si256((const __m256i *)a->qs);
+            d[r] = ra_f16_table[a->d];
+        }
+        transpose8x8_epi32(rows, cols);
+        for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[e], cols[e]);
+        _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
+    }
+}
+
+// One panel × nx (1..4) activation rows xs bytes apart (dx: their block scales as floats, nblk per row).
+RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const uint8_t *x, int64_t xs, const float *dx,
+                                  float *out, int64_t os, int nr, const int nx) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < nblk; j++) {
+        const q8_0_panel8 *pj = p + j;
+        __m256i s[PANEL8_GROUP];
+        const int8_t *y[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            s[k] = _mm256_setzero_si256();
+            y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
+        }
+        for (int e = 0; e < 8; e++) {
+            const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
+            const __m256i aw = _mm256_sign_epi8(wv, wv);
+            for (int k = 0; k < nx; k++) {
+                const __m256i p16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bcast4(y[k] + 4 * e), wv));
+                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(p16, ones));
+            }
+        }
+        const __m256 dw = _mm256_load_ps(pj->dw);
+        for (int k = 0; k < nx; k++)
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + k * nblk + j)), acc[k]);
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+}
+
+RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    const q8_0_panel8 *p = panel;
+    const float *dx = (const float *)(const void *)side;
+    (void)side_row;   // nblk scales per row
+    switch (nx) {
+    case 4: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 4); break;
+    case 3: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 3); break;
+    case 2: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 2); break;
+    default: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 1); break;
+    }
+}
+
+int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t nblk = n / 32;
+    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q8_0_panel8 *panel = (q8_0_panel8 *)(void *)base;
+    float *dx = (float *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel8));
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t j = 0; j < nblk; j++) dx[b * nblk + j] = ra_f16_table[((const blk_q8_0 *)(const void *)(X + b * xrow))[j].d];
+    panel8_matmul(W, wrow, nblk, X, xrow, nb, (const uint8_t *)dx, nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
+                  panel, q8_0_pack_panel8, q8_0_panel8_run);
+    return 1;
+}
+
+// MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
+//
+// The quants are kept unsigned (0..63, the offset 32 not taken off), so vpmaddubsw applies as for Q4_K; the offset
+// is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpmaddwd. A pair sum
+// reaches 2 · 63 · 128 = 16128, so two quartets (half a sub-block) are added in int16 before vpmaddwd with the
+// sub-block's scale takes them to int32.
+
+// One super-block of a panel: q[e] as for Q4_K (quants 0..63); sc[j][r] = scale j of row r (int16, both halves);
+// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half); d[r].
+typedef struct {
+    uint8_t q[64][32];
+    uint32_t sc[16][8];
+    uint32_t scp[8][8];
+    float d[8];
+} q6_k_panel8;
+_Static_assert(sizeof(q6_k_panel8) % 32 == 0 && sizeof(q6_k_panel8) <= RA_Q6_K_BATCH_PANEL_BYTES, "q6_k_panel8 size");
+
+RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    q6_k_panel8 *p = panel;
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30), lo16 = _mm256_set1_epi32(0xFFFF);
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel8 *pi = p + i;
+        // the 16 int8 scales of all 8 rows at once; d row by row
+        __m256i hd[4];
+        block_heads8(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
+        for (int r = 0; r < PANEL8_ROWS; r++) pi->d[r] = r < nrows ? ra_f16_table[((const blk_q6_k *)(const void *)(W + r * wrow))[i].d] : 0.0f;
+        __m256i sc[16];
+        for (int j = 0; j < 16; j++) {   // scale j: byte j % 4 of dword j / 4, sign-extended
+            sc[j] = _mm256_and_si256(_mm256_srai_epi32(_mm256_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24), lo16);
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc[j], _mm256_slli_epi32(sc[j], 16)));
+        }
+        for (int q = 0; q < 8; q++) _mm256_store_si256((__m256i *)pi->scp[q], _mm256_or_si256(sc[2 * q], _mm256_slli_epi32(sc[2 * q + 1], 16)));
+        // Per half h (128 elements) four vectors of 32 elements in order, as dot_q6_k builds them; across the 8
+        // rows each is an 8 × 8 matrix of quartets to transpose.
+        for (int h = 0; h < 2; h++) {
+            __m256i v[4][8], cols[8];
+            for (int r = 0; r < PANEL8_ROWS; r++) {
+                if (r >= nrows) { v[0][r] = v[1][r] = v[2][r] = v[3][r] = _mm256_setzero_si256(); continue; }
+                const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
+                const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
+                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
+                const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
+                v[0][r] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+                v[1][r] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+                v[2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+                v[3][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            }
+            for (int c = 0; c < 4; c++) {
+                transpose8x8_epi32(v[c], cols);
+                for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[32 * h + 8 * c + e], cols[e]);
+            }
+        }
+    }
+}
+
+RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x, int64_t xs, float *out, int64_t os, int nr,
+                                  const int nx) {
+    __m256 acc[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q6_k_panel8 *pi = p + i;
+        const blk_q8_k *y[PANEL8_GROUP];
+        __m256i si[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 16; j++) {
+            const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            for (int half = 0; half < 2; half++) {
+                const int e = 4 * j + 2 * half;
+                const __m256i w0 = _mm256_load_si256((const __m256i *)pi->q[e]), w1 = _mm256_load_si256((const __m256i *)pi->q[e + 1]);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(y[k]->qs + 4 * e)),
+                                                       _mm256_maddubs_epi16(w1, bcast4(y[k]->qs + 4 * e + 4)));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s, sc));
+                }
+            }
+        }
+        const __m256 d = _mm256_load_ps(pi->d);
+        for (int k = 0; k < nx; k++) {
+            __m256i so = _mm256_setzero_si256();
+            for (int q = 0; q < 8; q++) {
+                int32_t b2;
+                memcpy(&b2, y[k]->bsums + 2 * q, 4);
+                so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
+            }
+            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], _mm256_slli_epi32(so, 5))), d);
+            acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(y[k]->d), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+}
+
+RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side;   // the block sums are read from the activations
+    (void)side_row;
+    switch (nx) {
+    case 4: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 4); break;
+    case 3: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 3); break;
+    case 2: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 2); break;
+    default: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 1); break;
+    }
+}
+
+int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, q6_k_pack_panel8, q6_k_panel8_run);
+    return 1;
+}
 
 const ra_dot_table ra_dots_avx2 = {
     .dot = {

@@ -660,11 +660,8 @@ typedef struct {
 } q4_k_panel;
 _Static_assert(sizeof(q4_k_panel) % 64 == 0, "q4_k_panel keeps 64-byte alignment");
 
-// One super-block of an activation row: its 8 sub-block sums as int16 pairs (sub-blocks 2p, 2p+1) and d.
-typedef struct { uint32_t bs[4]; float d; } q4_k_xsum;
-
-_Static_assert(sizeof(q4_k_panel) <= RA_Q4_K_BATCH_PANEL_BYTES && sizeof(q4_k_xsum) <= RA_Q4_K_BATCH_XSUM_BYTES,
-               "RA_Q4_K_BATCH_SCRATCH covers the panel kernel");
+// Activation rows: ra_q4_k_xsum (kernels_internal.h).
+_Static_assert(sizeof(q4_k_panel) <= RA_Q4_K_BATCH_PANEL_BYTES, "RA_Q4_K_BATCH_SCRATCH covers the panel kernel");
 
 // Transposes a 16 × 16 matrix of 32-bit elements: t[j] lane i = r[i] lane j (4 × 4 blocks inside the 128-bit
 // lanes by unpacks, then the lanes by shuffles).
@@ -749,21 +746,9 @@ RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
     }
 }
 
-// Sub-block sums and d of nb activation rows: dst[b * ns + i].
-RA_TARGET static void q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int64_t nb, q4_k_xsum *dst) {
-    for (int64_t b = 0; b < nb; b++) {
-        const blk_q8_k *y = (const blk_q8_k *)(const void *)(X + b * xrow);
-        for (int64_t i = 0; i < ns; i++) {
-            const __m256i bs = _mm256_loadu_si256((const __m256i *)y[i].bsums);
-            _mm_storeu_si128((__m128i *)dst[b * ns + i].bs, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-            dst[b * ns + i].d = y[i].d;
-        }
-    }
-}
-
 // One panel × nx (1..8) activation rows xs bytes apart: out[k * os + r] for the rows in mask.
 __attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
-                                                                       const q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                       const ra_q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
                                                                        const int nx) {
     __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
@@ -789,7 +774,7 @@ __attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t
         }
         const __m512 dmin = _mm512_load_ps(pi->dmin);
         for (int k = 0; k < nx; k++) {
-            const q4_k_xsum *xk = xsum + k * ns + i;
+            const ra_q4_k_xsum *xk = xsum + k * ns + i;
             __m512i mi = _mm512_setzero_si512();
             for (int q = 0; q < 4; q++) mi = _mm512_dpwssd_epi32(mi, _mm512_load_si512((const void *)pi->mins[q]), _mm512_set1_epi32((int)xk->bs[q]));
             t[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi), dmin, t[k]);
@@ -799,7 +784,7 @@ __attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t
     for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
 }
 
-RA_TARGET static void q4_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const q4_k_xsum *xsum,
+RA_TARGET static void q4_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
                                      float *out, int64_t os, __mmask16 mask, int nx) {
     switch (nx) {
     case 8: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 8); break;
@@ -821,8 +806,8 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     q4_k_panel *panel = (q4_k_panel *)(void *)base;
-    q4_k_xsum *xsum = (q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel));
-    q4_k_xsums(X, xrow, ns, nb, xsum);
+    ra_q4_k_xsum *xsum = (ra_q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel));
+    ra_q4_k_xsums(X, xrow, ns, nb, xsum);
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
         q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);

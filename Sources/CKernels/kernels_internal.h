@@ -123,27 +123,54 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c); n a multiple of 32.
+int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
 // (at most RA_Q4_K_BATCH_PANEL_BYTES) and nb activation sums (at most RA_Q4_K_BATCH_XSUM_BYTES each), plus
 // 16 unpacked rows and alignment. Also covers the AVX-512 kernel without VNNI (288 bytes per super-block).
 #define RA_Q4_K_BATCH_PANEL_BYTES 5120
 #define RA_Q4_K_BATCH_XSUM_BYTES 32
 #define RA_Q4_K_BATCH_SCRATCH(n, nb) ((n) / 256 * (RA_Q4_K_BATCH_PANEL_BYTES + RA_Q4_K_BATCH_XSUM_BYTES * (nb)) + 8192)
+// One super-block of a Q8_K activation row as the Q4_K panel kernels (AVX2 and VNNI) take it: the sums of its 8
+// sub-blocks of 32 as int16 pairs (sub-blocks 2p and 2p+1 in the low and high half of bs[p]) and d.
+typedef struct { uint32_t bs[4]; float d; } ra_q4_k_xsum;
+_Static_assert(sizeof(ra_q4_k_xsum) <= RA_Q4_K_BATCH_XSUM_BYTES, "RA_Q4_K_BATCH_SCRATCH covers the activation sums");
+// The sub-block sums and d of nb activation rows xrow bytes apart: dst[b * ns + i] (a sum of 32 int8 fits int16).
+static inline void ra_q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int64_t nb, ra_q4_k_xsum *dst) {
+    for (int64_t b = 0; b < nb; b++) {
+        const blk_q8_k *y = (const blk_q8_k *)(const void *)(X + b * xrow);
+        for (int64_t i = 0; i < ns; i++) {
+            for (int p = 0; p < 4; p++) {
+                const int lo = y[i].bsums[4 * p] + y[i].bsums[4 * p + 1], hi = y[i].bsums[4 * p + 2] + y[i].bsums[4 * p + 3];
+                dst[b * ns + i].bs[p] = (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
+            }
+            dst[b * ns + i].d = y[i].d;
+        }
+    }
+}
 // Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least
 // RA_Q4_K_BATCH_SCRATCH(n, nb) bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
+// (ra_matmul_q4_k_fn: the signature of every batch kernel here.)
 typedef int (*ra_matmul_q4_k_fn)(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_avx512(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c).
+int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q6_K batch kernel for n columns: a weight panel per super-block plus alignment.
 #define RA_Q6_K_BATCH_PANEL_BYTES 5696
 #define RA_Q6_K_BATCH_SCRATCH(n) ((n) / 256 * RA_Q6_K_BATCH_PANEL_BYTES + 64)
 // Q6_K weights × nb Q8_K activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
 int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c).
+int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 #endif
 

@@ -190,11 +190,9 @@ struct DotProductTests {
         }
     }
 
-    /// ra_matmul_rows over rows r0..<r1 on `path`: every output within tolerance of the dot product on `ref`,
-    /// nothing written outside those rows.
-    private func checkMatmulRows(_ t: KType, _ n: Int, _ w: [UInt8], _ x: [UInt8], nb: Int, stride: Int, _ r0: Int, _ r1: Int,
-                                 on path: KPath, against ref: KPath, _ label: String) {
-        let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
+    /// ra_matmul_rows over rows r0..<r1 on `path` into nb output rows of `stride` floats, which start as -12345.
+    private func matmulRows(_ t: KType, _ n: Int, _ w: [UInt8], _ x: [UInt8], nb: Int, stride: Int, _ r0: Int, _ r1: Int,
+                            on path: KPath) -> [Float] {
         var out = [Float](repeating: -12345, count: stride * nb)
         path.run {
             w.withUnsafeBytes { wp in
@@ -205,6 +203,15 @@ struct DotProductTests {
                 }
             }
         }
+        return out
+    }
+
+    /// ra_matmul_rows over rows r0..<r1 on `path`: every output within tolerance of the dot product on `ref`,
+    /// nothing written outside those rows.
+    private func checkMatmulRows(_ t: KType, _ n: Int, _ w: [UInt8], _ x: [UInt8], nb: Int, stride: Int, _ r0: Int, _ r1: Int,
+                                 on path: KPath, against ref: KPath, _ label: String) {
+        let wr = t.rowBytes(n), xr = t.dotType.rowBytes(n)
+        let out = matmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path)
         for b in 0..<nb {
             for r in 0..<stride {
                 let got = out[b * stride + r]
@@ -304,6 +311,78 @@ struct DotProductTests {
                 for (r0, r1) in [(0, rows), (3, 19), (5, 6)] {
                     for path in KPath.simd {
                         checkMatmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path, against: .scalar, "extreme=\(extreme)")
+                    }
+                }
+            }
+        }
+    }
+
+    /// Batches of every size up to the activation groups of the panel kernels (4 on AVX2, 8 on AVX-512) and past
+    /// them, 32 (a prompt chunk), and row ranges that end inside a panel (8 rows on AVX2, 16 on AVX-512).
+    static let panelBatches = Array(1...9) + [32]
+    static let panelRanges = [(0, 17), (3, 12), (5, 6), (0, 8)]
+
+    /// Random weights and activations, then the worst case for int16 pair sums: every weight quant at its largest
+    /// (all-one bytes) against activations all at +127 or all at -127.
+    private func panelData(_ t: KType, _ n: Int, rows: Int, nb: Int, round: Int, _ rng: inout SeededRandom) -> ([UInt8], [UInt8]) {
+        var w = [UInt8](), x = [UInt8]()
+        let saturate = round >= 2
+        for _ in 0..<rows {
+            if saturate {
+                var row = Kernels.randomWeights(t, n, &rng)
+                for b in 0..<(n / t.blockSize) {   // every byte but the half-precision scales
+                    for k in 0..<t.blockBytes where !t.scaleOffsets.contains(where: { $0 == k || $0 + 1 == k }) {
+                        row[b * t.blockBytes + k] = t.name == "Q8_0" ? 0x80 : 0xFF   // Q8_0: -128 everywhere
+                    }
+                }
+                w += row
+            } else {
+                w += Kernels.randomWeights(t, n, &rng, extreme: round == 1)
+            }
+        }
+        for b in 0..<nb {
+            if saturate {
+                x += Kernels.quantize(t.dotType, [Float](repeating: (b + round) % 2 == 0 ? 1 : -1, count: n))
+            } else {
+                x += Kernels.randomActivations(t, n, &rng, extreme: round == 1)
+            }
+        }
+        return (w, x)
+    }
+
+    @Test("batch kernels (panels on AVX2 and AVX-512 VNNI) match scalar dots for batches 1...9 and 32, partial panels, several n",
+          arguments: [KType.q4_K, KType.q8_0, KType.q6_K])
+    func panelBatchesMatchScalar(_ t: KType) {
+        var rng = SeededRandom(seed: 909 + UInt64(t.id))
+        let ns = t.blockSize == 32 ? [32, 96, 160, 1024] : [256, 768, 1280]
+        let rows = 17, stride = rows + 2
+        for n in ns {
+            for round in 0..<3 {
+                for nb in Self.panelBatches where round == 0 || nb % 3 != 1 {
+                    let (w, x) = panelData(t, n, rows: rows, nb: nb, round: round, &rng)
+                    // scalar dots and magnitudes once, then every row range on every path
+                    let wrb = t.rowBytes(n), xrb = t.dotType.rowBytes(n)
+                    var want = [[Float]](), mag = [[Double]]()
+                    for b in 0..<nb {
+                        let xRow = Array(x[(b * xrb)..<((b + 1) * xrb)])
+                        want.append((0..<rows).map { r in KPath.scalar.run { Kernels.dot(t, n, w, xRow, wOffset: r * wrb) } })
+                        mag.append((0..<rows).map { r in Kernels.magnitude(t, n, Array(w[(r * wrb)..<((r + 1) * wrb)]), xRow) })
+                    }
+                    for (r0, r1) in Self.panelRanges {
+                        for path in KPath.simd {
+                            let out = matmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path)
+                            for b in 0..<nb {
+                                for r in 0..<stride {
+                                    let got = out[b * stride + r]
+                                    if (r0..<r1).contains(r) {
+                                        #expect(abs(Double(got) - Double(want[b][r])) <= 1e-6 * mag[b][r] + 1e-30,
+                                                "\(path) n=\(n) round \(round) nb=\(nb) rows \(r0)..<\(r1) b=\(b) r=\(r): \(got) vs \(want[b][r])")
+                                    } else {
+                                        #expect(got == -12345, "\(path) n=\(n) nb=\(nb) rows \(r0)..<\(r1): wrote outside at b=\(b) r=\(r)")
+                                    }
+                                }
+                            }
+                        }
                     }
                 }
             }

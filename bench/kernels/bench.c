@@ -4,6 +4,9 @@
 //   bench/kernels/run.sh            # builds with gcc -O3, runs, writes bench/results/kernels.md
 // Single thread. Each figure is the median of RUNS timed runs; a run repeats the call until it has
 // taken at least ~40 ms. Also checks every path against the scalar one on the same data.
+// Environment: KBENCH_ONLY=Q8_0,Q4_K (types), KBENCH_NB=8,128 (activation rows; default 1,8,32),
+// KBENCH_CHUNK=16: call ra_matmul_rows on chunks of that many weight rows, as the engine's threads do (a
+// prompt of 128 tokens: chunks of 16-64 rows × nb = 128), instead of once over all rows.
 #include "ckernels.h"
 #include <math.h>
 #include <stdio.h>
@@ -57,9 +60,13 @@ static void *make_weights(int type, int64_t rows, int64_t n) {
     return w;
 }
 
+static int64_t g_chunk;   // KBENCH_CHUNK (0: one call over all rows)
+
 static double time_once(int type, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t rows, int reps) {
+    const int64_t chunk = g_chunk > 0 ? g_chunk : rows;
     const double t0 = now();
-    for (int k = 0; k < reps; k++) ra_matmul_rows(type, w, n, x, nb, out, rows, 0, rows);
+    for (int k = 0; k < reps; k++)
+        for (int64_t r = 0; r < rows; r += chunk) ra_matmul_rows(type, w, n, x, nb, out, rows, r, r + chunk < rows ? r + chunk : rows);
     return (now() - t0) / reps;
 }
 
@@ -68,7 +75,18 @@ int main(int argc, char **argv) {
     const int types[] = { RA_Q8_0, RA_Q4_0, RA_Q4_K, RA_Q6_K, RA_F16, RA_Q5_K, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_BF16, RA_F32 };
     const char *names[] = { "Q8_0", "Q4_0", "Q4_K", "Q6_K", "F16", "Q5_K", "Q4_1", "Q5_0", "Q5_1", "BF16", "F32" };
     const int64_t shapes[][2] = { {1024, 1024}, {3072, 1024} };   // rows x n
-    const int64_t batches[] = { 1, 32 };
+    int64_t batches[8] = { 1, 8, 32 };
+    size_t nbatches = 3;
+    if (getenv("KBENCH_NB")) {
+        nbatches = 0;
+        for (char *p = getenv("KBENCH_NB"); *p && nbatches < 8; ) {
+            const long long v = strtoll(p, &p, 10);
+            if (v > 0) batches[nbatches++] = v;
+            while (*p == ',') p++;
+            if (*p && (*p < '0' || *p > '9')) break;
+        }
+    }
+    if (getenv("KBENCH_CHUNK")) g_chunk = strtoll(getenv("KBENCH_CHUNK"), NULL, 10);
     const int all = ra_cpu_features();
     struct { int path; int mask; } paths[] = {
         { RA_PATH_SCALAR, 0 },
@@ -102,6 +120,7 @@ int main(int argc, char **argv) {
     }
     printf("CPU: %s, features 0x%x\n", cpu, all);
     if (md) {
+        if (g_chunk > 0) fprintf(md, "Calls on chunks of %lld weight rows (KBENCH_CHUNK).\n\n", (long long)g_chunk);
         fprintf(md, "CPU: %s (features 0x%x)\n\n| type | rows×n | nb |", cpu, all);
         for (int p = 0; p < npaths; p++) fprintf(md, " %s GB/s |", ra_kernel_path_name(paths[p].path));
         fprintf(md, " max rel. diff vs scalar |\n|---|---|---:|");
@@ -123,7 +142,7 @@ int main(int argc, char **argv) {
             const int64_t rows = shapes[s][0], n = shapes[s][1];
             void *w = make_weights(type, rows, n);
             const double wbytes = (double)ra_row_bytes(type, n) * (double)rows;
-            for (size_t bi = 0; bi < 2; bi++) {
+            for (size_t bi = 0; bi < nbatches; bi++) {
                 const int64_t nb = batches[bi];
                 float *xf = malloc((size_t)(n * nb) * sizeof(float));
                 for (int64_t i = 0; i < n * nb; i++) xf[i] = frand();

@@ -113,7 +113,7 @@ do {
     let vocab = Int32(model.vocabularySize)
     let d = model.description
     print("model: \(path)")
-    print("arch \(d.architecture), \(d.blockCount) layers, hidden \(d.embeddingLength), \(d.quantization), \(d.tensorBytes / 1_000_000) MB of tensors; load \(String(format: "%.2f", loadSeconds)) s; threads \(threads)")
+    print("arch \(d.architecture), \(d.blockCount) layers, hidden \(d.embeddingLength), \(d.quantization), \(d.tensorBytes / 1_000_000) MB of tensors; load \(String(format: "%.2f", loadSeconds)) s; threads \(threads); kernels \(String(cString: ra_kernel_path_name(ra_kernel_path())))")
 
     // Warm-up: touch every weight page once.
     _ = try context.evaluate([1, 2, 3, 4])

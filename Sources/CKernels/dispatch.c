@@ -174,24 +174,26 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
-    if (weight_type == RA_Q8_0 && ra_kernel_path() == RA_PATH_AVX2) {
+    // Without VNNI (AVX2, and AVX-512 F/BW/VL alone) the 256-bit panel kernels of dot_avx2.c do the batches:
+    // on this machine with VNNI masked they beat the 512-bit ones that lack vpdpbusd (bench/results/kernels.md).
+    const int panels256 = ra_kernel_path() == RA_PATH_AVX2 || ra_kernel_path() == RA_PATH_AVX512;
+    if (weight_type == RA_Q8_0 && panels256) {
         const int64_t bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && ra_matmul_q8_0_avx2(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
     if (weight_type == RA_Q4_K && n % 256 == 0 && ra_kernel_path() >= RA_PATH_AVX2) {
         const int path = ra_kernel_path();
-        const ra_matmul_q4_k_fn q4k = path == RA_PATH_AVX512_VNNI ? ra_matmul_q4_k_vnni
-                                    : path == RA_PATH_AVX512 ? ra_matmul_q4_k_avx512 : ra_matmul_q4_k_avx2;
+        const ra_matmul_q4_k_fn q4k = path == RA_PATH_AVX512_VNNI ? ra_matmul_q4_k_vnni : ra_matmul_q4_k_avx2;
         const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && q4k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
-    // (AVX2: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
-    if (weight_type == RA_Q6_K && n % 256 == 0 && (ra_kernel_path() == RA_PATH_AVX512_VNNI || (ra_kernel_path() == RA_PATH_AVX2 && nb >= 3))) {
+    // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
+    if (weight_type == RA_Q6_K && n % 256 == 0 && (ra_kernel_path() == RA_PATH_AVX512_VNNI || (panels256 && nb >= 3))) {
         const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
         uint8_t *scratch = ra_thread_scratch(bytes);
-        const ra_matmul_q4_k_fn q6k = ra_kernel_path() == RA_PATH_AVX2 ? ra_matmul_q6_k_avx2 : ra_matmul_q6_k_vnni;
+        const ra_matmul_q4_k_fn q6k = panels256 ? ra_matmul_q6_k_avx2 : ra_matmul_q6_k_vnni;
         if (scratch && q6k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
 #endif

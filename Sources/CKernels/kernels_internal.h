@@ -128,7 +128,7 @@ int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
 // (at most RA_Q4_K_BATCH_PANEL_BYTES) and nb activation sums (at most RA_Q4_K_BATCH_XSUM_BYTES each), plus
-// 16 unpacked rows and alignment. Also covers the AVX-512 kernel without VNNI (288 bytes per super-block).
+// 16 unpacked rows and alignment.
 #define RA_Q4_K_BATCH_PANEL_BYTES 5120
 #define RA_Q4_K_BATCH_XSUM_BYTES 32
 #define RA_Q4_K_BATCH_SCRATCH(n, nb) ((n) / 256 * (RA_Q4_K_BATCH_PANEL_BYTES + RA_Q4_K_BATCH_XSUM_BYTES * (nb)) + 8192)
@@ -157,9 +157,8 @@ typedef int (*ra_matmul_q4_k_fn)(const void *w, int64_t n, const void *x, int64_
                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-int ra_matmul_q4_k_avx512(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c).
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c); also what the
+// AVX-512 path without VNNI runs (measured faster there than 512-bit kernels without vpdpbusd).
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q6_K batch kernel for n columns: a weight panel per super-block plus alignment.

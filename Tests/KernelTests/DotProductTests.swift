@@ -350,7 +350,7 @@ struct DotProductTests {
         return (w, x)
     }
 
-    @Test("batch kernels (panels on AVX2 and AVX-512 VNNI) match scalar dots for batches 1...9 and 32, partial panels, several n",
+    @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n",
           arguments: [KType.q4_K, KType.q8_0, KType.q6_K])
     func panelBatchesMatchScalar(_ t: KType) {
         var rng = SeededRandom(seed: 909 + UInt64(t.id))

@@ -1,8 +1,13 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-// Kernels and the engine are compiled optimised even in debug builds: tests run real models.
-let optimisedC: [CSetting] = [.unsafeFlags(["-O3", "-fno-math-errno"])]
+// SwiftPM refuses `unsafeFlags` in a package an app adds as a versioned dependency, so the package itself
+// sets none: apps build it with SwiftPM's defaults (release: clang -O2, swift -O; the benchmarks measure
+// exactly that). This repository's scripts set RUNANYWHERE_DEV_OPTIMIZE=1 to also optimise the kernels and the
+// engine in debug builds, where the tests run real models (at -O0 they would take many times longer).
+let devOptimize = Context.environment["RUNANYWHERE_DEV_OPTIMIZE"] == "1"
+let optimisedC: [CSetting] = devOptimize ? [.unsafeFlags(["-O3"])] : []
+let optimisedSwift: [SwiftSetting] = devOptimize ? [.unsafeFlags(["-O"])] : []
 
 let package = Package(
     name: "RunAnywhere",
@@ -24,7 +29,7 @@ let package = Package(
         .target(
             name: "RunAnywhereGGUF",
             dependencies: ["CKernels"],
-            swiftSettings: [.unsafeFlags(["-O"])]
+            swiftSettings: optimisedSwift
         ),
 
         // The public SDK.
@@ -38,7 +43,7 @@ let package = Package(
         .target(
             name: "RunAnywhereTestSupport",
             dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
-            swiftSettings: [.unsafeFlags(["-O"])]   // fixture writers generate megabytes of weights
+            swiftSettings: optimisedSwift   // fixture writers generate megabytes of weights
         ),
 
         // The command-line tool.
@@ -49,7 +54,7 @@ let package = Package(
             name: "engine-bench",
             dependencies: ["RunAnywhereGGUF", "CKernels"],
             path: "bench/engine-first/Sources",
-            swiftSettings: [.unsafeFlags(["-O"])]
+            swiftSettings: optimisedSwift
         ),
 
         // The documentation's "complete picker" as a terminal program (built with everything else).

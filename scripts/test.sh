@@ -10,5 +10,7 @@ if [ -z "${RUNANYWHERE_TESTDATA:-}" ] && [ -d ../shared/testdata ]; then
   export RUNANYWHERE_TESTDATA="$(cd ../shared/testdata && pwd)"
 fi
 echo "RUNANYWHERE_TESTDATA=${RUNANYWHERE_TESTDATA:-<unset: reference tests are skipped>}" >&2
+# Optimise the kernels and the engine in this debug build too (Package.swift explains why it is opt-in).
+export RUNANYWHERE_DEV_OPTIMIZE=1
 swift build --build-tests
 swift test --disable-xctest --skip-build "$@"

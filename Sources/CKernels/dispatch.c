@@ -134,7 +134,9 @@ float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_ro
     return dot(n, w_row, x_row);
 }
 
-// Per-thread scratch for repacked activations, grown on demand and freed when the thread ends.
+#if defined(__x86_64__)
+// Per-thread scratch for repacked weight panels and activation sums (the x86 batch kernels), grown on demand
+// and freed when the thread ends.
 static pthread_key_t g_scratch_key;
 typedef struct { int64_t size; uint8_t data[]; } ra_scratch;
 
@@ -153,6 +155,7 @@ static uint8_t *ra_thread_scratch(int64_t bytes) {
     pthread_setspecific(g_scratch_key, s);
     return s->data;
 }
+#endif
 
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1) {

@@ -20,6 +20,20 @@
 // ARMv8.2-A with the dot product: GCC and clang both accept this spelling of the target attribute.
 #define RA_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
 
+// RA_NEON_SDOT: 1 when vdotq_s32 can be used inside a target("...+dotprod") function without a global
+// -march flag. GCC's arm_neon.h defines it under a target pragma; clang's arm_neon.h guarded it with
+// #ifdef __ARM_FEATURE_DOTPROD (a global flag) before the intrinsics became target-gated in LLVM 16
+// (llvm-project issue #56480). With an older clang the SDOT table stays empty and dispatch falls back to
+// the plain NEON one. (Apple clang numbers its own versions; its 16 is at least as new as LLVM 16.)
+#ifndef RA_NEON_SDOT
+#if defined(__ARM_FEATURE_DOTPROD) || (defined(__clang__) && __clang_major__ >= 16) || \
+    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 10)
+#define RA_NEON_SDOT 1
+#else
+#define RA_NEON_SDOT 0
+#endif
+#endif
+
 // Integer dot of 16 / 32 int8 pairs as four int32 partial sums (lanes: any split of the sum).
 typedef int32x4_t (*idot16_fn)(int8x16_t a, int8x16_t b);
 typedef int32x4_t (*idot32_fn)(int8x16_t a0, int8x16_t a1, int8x16_t b0, int8x16_t b1);
@@ -38,6 +52,7 @@ RA_INLINE int32x4_t idot32_mull(int8x16_t a0, int8x16_t a1, int8x16_t b0, int8x1
     return vpadalq_s16(vpaddlq_s16(p0), p1);
 }
 
+#if RA_NEON_SDOT
 // ARMv8.2 SDOT: each int32 lane accumulates the products of 4 adjacent int8 pairs.
 RA_DOTPROD RA_INLINE int32x4_t idot16_sdot(int8x16_t a, int8x16_t b) {
     return vdotq_s32(vdupq_n_s32(0), a, b);
@@ -46,6 +61,7 @@ RA_DOTPROD RA_INLINE int32x4_t idot16_sdot(int8x16_t a, int8x16_t b) {
 RA_DOTPROD RA_INLINE int32x4_t idot32_sdot(int8x16_t a0, int8x16_t a1, int8x16_t b0, int8x16_t b1) {
     return vdotq_s32(vdotq_s32(vdupq_n_s32(0), a0, b0), a1, b1);
 }
+#endif
 
 // Q8_0 × Q8_0: per block of 32, the integer dot is scaled by d_w * d_x and accumulated in four float
 // lanes (one horizontal add per row instead of one per block).
@@ -135,16 +151,20 @@ static float dot_q8_0_neon(int64_t n, const void *w, const void *x) { return q8_
 static float dot_q4_k_neon(int64_t n, const void *w, const void *x) { return q4_k_row(n, w, x, idot32_mull); }
 static float dot_q6_k_neon(int64_t n, const void *w, const void *x) { return q6_k_row(n, w, x, idot16_mull); }
 
-RA_DOTPROD static float dot_q8_0_sdot(int64_t n, const void *w, const void *x) { return q8_0_row(n, w, x, idot32_sdot); }
-RA_DOTPROD static float dot_q4_k_sdot(int64_t n, const void *w, const void *x) { return q4_k_row(n, w, x, idot32_sdot); }
-RA_DOTPROD static float dot_q6_k_sdot(int64_t n, const void *w, const void *x) { return q6_k_row(n, w, x, idot16_sdot); }
-
 const ra_dot_table ra_dots_neon = {
     .dot = { [RA_DI_Q8_0] = dot_q8_0_neon, [RA_DI_Q4_K] = dot_q4_k_neon, [RA_DI_Q6_K] = dot_q6_k_neon },
 };
 
+#if RA_NEON_SDOT
+RA_DOTPROD static float dot_q8_0_sdot(int64_t n, const void *w, const void *x) { return q8_0_row(n, w, x, idot32_sdot); }
+RA_DOTPROD static float dot_q4_k_sdot(int64_t n, const void *w, const void *x) { return q4_k_row(n, w, x, idot32_sdot); }
+RA_DOTPROD static float dot_q6_k_sdot(int64_t n, const void *w, const void *x) { return q6_k_row(n, w, x, idot16_sdot); }
+
 const ra_dot_table ra_dots_neon_dotprod = {
     .dot = { [RA_DI_Q8_0] = dot_q8_0_sdot, [RA_DI_Q4_K] = dot_q4_k_sdot, [RA_DI_Q6_K] = dot_q6_k_sdot },
 };
+#else
+const ra_dot_table ra_dots_neon_dotprod = { .dot = { NULL } };   // (falls back to ra_dots_neon)
+#endif
 
 #endif

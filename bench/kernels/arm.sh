@@ -21,6 +21,14 @@ for f in "$K"/*.c; do
     aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -I "$K/include" -c -o "$OUT/$(basename "$f" .c).o" "$f"
 done
 echo "aarch64: every CKernels source compiles with -Wall -Wextra -Werror"
+# SwiftPM compiles the sources with clang: check that too when a clang and the cross headers are here
+if command -v clang >/dev/null && [ -d /usr/aarch64-linux-gnu/include ]; then
+    for f in "$K"/*.c; do
+        clang --target=aarch64-linux-gnu -isystem /usr/aarch64-linux-gnu/include -O2 -Wall -Wextra -Werror \
+            -I "$K/include" -c -o "$OUT/clang.o" "$f"
+    done
+    echo "aarch64: ... and with $(clang --version | head -1)"
+fi
 aarch64-linux-gnu-gcc -O2 -static -I "$K/include" -o "$OUT/kbench" \
     "$K/quants.c" "$K/dispatch.c" "$K/dot_scalar.c" "$K/dot_avx2.c" "$K/dot_avx512.c" "$K/dot_avx512vnni.c" \
     "$K/dot_neon.c" "$ROOT/bench/kernels/bench.c" -lm

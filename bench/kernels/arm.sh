@@ -2,7 +2,7 @@
 # Checks the C kernels on 64-bit ARM: cross-compiles every CKernels source for aarch64 with warnings as
 # errors, then runs the kernel benchmark under qemu on two CPU models and FAILS (non-zero exit) when a NEON
 # path differs from the scalar one by more than KBENCH_TOL (default 1e-5 of max|scalar|, per type, shape
-# and batch):
+# and batch), or when bench/kernels/edge.c (random weight bytes, extreme activations) finds a mismatch:
 #   -cpu max         has the ARMv8.2 dot product: paths scalar, neon and neon-dotprod (the NEON table
 #                    measured with dotprod masked off, then the SDOT one)
 #   -cpu cortex-a53  plain ARMv8.0: run-time detection must not pick neon-dotprod; paths scalar and neon
@@ -32,9 +32,14 @@ fi
 aarch64-linux-gnu-gcc -O2 -static -I "$K/include" -o "$OUT/kbench" \
     "$K/quants.c" "$K/dispatch.c" "$K/dot_scalar.c" "$K/dot_avx2.c" "$K/dot_avx512.c" "$K/dot_avx512vnni.c" \
     "$K/dot_neon.c" "$ROOT/bench/kernels/bench.c" -lm
+aarch64-linux-gnu-gcc -O2 -static -I "$K/include" -o "$OUT/edge" \
+    "$K/quants.c" "$K/dispatch.c" "$K/dot_scalar.c" "$K/dot_avx2.c" "$K/dot_avx512.c" "$K/dot_avx512vnni.c" \
+    "$K/dot_neon.c" "$ROOT/bench/kernels/edge.c" -lm
 export KBENCH_ONLY="${KBENCH_ONLY:-Q8_0,Q4_K,Q6_K,Q5_K,F16}" KBENCH_NB="${KBENCH_NB:-1,4}" KBENCH_TOL="${KBENCH_TOL:-1e-5}"
 for cpu in max cortex-a53; do
     echo "qemu-aarch64 -cpu $cpu:"
+    # edge cases the benchmark's data does not reach (bench/kernels/edge.c): exits 1 on a mismatch
+    if ! qemu-aarch64 -cpu "$cpu" "$OUT/edge"; then echo "aarch64 ($cpu): FAILED: edge cases differ from scalar"; exit 1; fi
     if ! qemu-aarch64 -cpu "$cpu" "$OUT/kbench" "$OUT/kernels.md" >"$OUT/log"; then
         cat "$OUT/log"
         echo "aarch64 ($cpu): FAILED: a NEON kernel differs from scalar (or the benchmark crashed)"

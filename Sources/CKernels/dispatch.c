@@ -3,6 +3,17 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#if defined(__aarch64__) && defined(__APPLE__)
+#include <sys/sysctl.h>
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#ifndef HWCAP_ASIMDDP
+#define HWCAP_ASIMDDP (1UL << 20)   // the kernel's bit for SDOT/UDOT (some libcs' headers lack the name)
+#endif
+#endif
+
+// Number of RA_PATH_* values (the per-path dispatch arrays).
+#define RA_PATH_COUNT 6
 
 static atomic_int g_features = -1;     // detected features (-1: not yet)
 static atomic_int g_mask = -1;         // allowed by ra_set_cpu_features_mask
@@ -19,7 +30,14 @@ static int detect_features(void) {
     if (__builtin_cpu_supports("avx512vl")) f |= RA_CPU_AVX512VL;
     if (__builtin_cpu_supports("avx512vnni")) f |= RA_CPU_AVX512VNNI;
 #elif defined(__aarch64__)
-    f |= RA_CPU_NEON;
+    f |= RA_CPU_NEON;   // Advanced SIMD is part of every ARMv8-A application core
+#if defined(__APPLE__)
+    int v = 0;
+    size_t len = sizeof v;
+    if (sysctlbyname("hw.optional.arm.FEAT_DotProd", &v, &len, NULL, 0) == 0 && v) f |= RA_CPU_DOTPROD;
+#elif defined(__linux__)
+    if (getauxval(AT_HWCAP) & HWCAP_ASIMDDP) f |= RA_CPU_DOTPROD;
+#endif
 #endif
     return f;
 }
@@ -43,6 +61,9 @@ int ra_kernel_path(void) {
     if ((f & (avx512 | RA_CPU_AVX512VNNI)) == (avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
     if ((f & avx512) == avx512) return RA_PATH_AVX512;
     if ((f & avx2) == avx2) return RA_PATH_AVX2;
+#elif defined(__aarch64__)
+    if ((f & (RA_CPU_NEON | RA_CPU_DOTPROD)) == (RA_CPU_NEON | RA_CPU_DOTPROD)) return RA_PATH_NEON_DOTPROD;
+    if (f & RA_CPU_NEON) return RA_PATH_NEON;
 #endif
     (void)f;
     return RA_PATH_SCALAR;
@@ -53,6 +74,8 @@ const char *ra_kernel_path_name(int path) {
     case RA_PATH_AVX2: return "avx2";
     case RA_PATH_AVX512: return "avx512";
     case RA_PATH_AVX512_VNNI: return "avx512-vnni";
+    case RA_PATH_NEON: return "neon";
+    case RA_PATH_NEON_DOTPROD: return "neon-dotprod";
     default: return "scalar";
     }
 }
@@ -81,6 +104,9 @@ static int path_tables(int path, const ra_dot_table *t[4]) {
     if (path >= RA_PATH_AVX512_VNNI) t[k++] = &ra_dots_avx512vnni;
     if (path >= RA_PATH_AVX512) t[k++] = &ra_dots_avx512;
     if (path >= RA_PATH_AVX2) t[k++] = &ra_dots_avx2;
+#elif defined(__aarch64__)
+    if (path == RA_PATH_NEON_DOTPROD) t[k++] = &ra_dots_neon_dotprod;
+    if (path == RA_PATH_NEON_DOTPROD || path == RA_PATH_NEON) t[k++] = &ra_dots_neon;
 #else
     (void)path;
 #endif
@@ -89,12 +115,12 @@ static int path_tables(int path, const ra_dot_table *t[4]) {
 }
 
 // Dot functions per path and type, resolved once (the first non-NULL entry from the path down).
-static ra_dot_fn g_dot[4][RA_DI_COUNT];
-static ra_dot_multi_fn g_multi[4][RA_DI_COUNT];
+static ra_dot_fn g_dot[RA_PATH_COUNT][RA_DI_COUNT];
+static ra_dot_multi_fn g_multi[RA_PATH_COUNT][RA_DI_COUNT];
 
 static void build_dispatch(void) {
     ra_kernels_init();
-    for (int path = 0; path < 4; path++) {
+    for (int path = 0; path < RA_PATH_COUNT; path++) {
         const ra_dot_table *t[4];
         const int k = path_tables(path, t);
         for (int di = 0; di < RA_DI_COUNT; di++)

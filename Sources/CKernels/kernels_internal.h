@@ -111,6 +111,10 @@ typedef struct {
 } ra_dot_table;
 
 extern const ra_dot_table ra_dots_scalar;
+#if defined(__aarch64__)
+extern const ra_dot_table ra_dots_neon;           // plain ARMv8 NEON (every aarch64 core)
+extern const ra_dot_table ra_dots_neon_dotprod;   // ARMv8.2 SDOT, only called when RA_CPU_DOTPROD is detected
+#endif
 #if defined(__x86_64__)
 extern const ra_dot_table ra_dots_avx2;
 extern const ra_dot_table ra_dots_avx512;

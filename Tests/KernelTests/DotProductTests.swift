@@ -20,13 +20,21 @@ struct DotProductTests {
         #expect(ra_kernel_path() == Int32(RA_PATH_SCALAR))
         ra_set_cpu_features_mask(-1)
         let best = ra_kernel_path()
+        #if arch(x86_64)
         let avx2: Int32 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
         let avx512: Int32 = avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL)
         if best >= Int32(RA_PATH_AVX2) { #expect(f & avx2 == avx2) }
         if best >= Int32(RA_PATH_AVX512) { #expect(f & avx512 == avx512) }
         if best == Int32(RA_PATH_AVX512_VNNI) { #expect(f & Int32(RA_CPU_AVX512VNNI) != 0) }
-        #if arch(x86_64)
-        #expect(f & Int32(RA_CPU_NEON) == 0)
+        #expect(f & Int32(RA_CPU_NEON | RA_CPU_DOTPROD) == 0)
+        #expect(best <= Int32(RA_PATH_AVX512_VNNI))
+        #elseif arch(arm64)
+        // every aarch64 core has NEON; SDOT only where detected, and masking it off leaves plain NEON
+        #expect(f & Int32(RA_CPU_NEON) != 0)
+        #expect(best == Int32(f & Int32(RA_CPU_DOTPROD) != 0 ? RA_PATH_NEON_DOTPROD : RA_PATH_NEON))
+        ra_set_cpu_features_mask(Int32(RA_CPU_NEON))
+        #expect(ra_kernel_path() == Int32(RA_PATH_NEON))
+        ra_set_cpu_features_mask(-1)
         #endif
         #expect(String(cString: ra_kernel_path_name(best)).isEmpty == false)
     }

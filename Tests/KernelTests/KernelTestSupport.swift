@@ -68,6 +68,8 @@ struct KPath: CustomStringConvertible, Sendable {
             KPath(path: Int32(RA_PATH_AVX2), mask: Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)),
             KPath(path: Int32(RA_PATH_AVX512), mask: all & ~Int32(RA_CPU_AVX512VNNI)),
             KPath(path: Int32(RA_PATH_AVX512_VNNI), mask: -1),
+            KPath(path: Int32(RA_PATH_NEON), mask: Int32(RA_CPU_NEON)),
+            KPath(path: Int32(RA_PATH_NEON_DOTPROD), mask: -1),
         ]
         return candidates.filter { c in
             ra_set_cpu_features_mask(c.mask)

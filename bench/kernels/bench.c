@@ -7,6 +7,9 @@
 // Environment: KBENCH_ONLY=Q8_0,Q4_K (types), KBENCH_NB=8,128 (activation rows; default 1,8,32),
 // KBENCH_CHUNK=16: call ra_matmul_rows on chunks of that many weight rows, as the engine's threads do (a
 // prompt of 128 tokens: chunks of 16-64 rows × nb = 128), instead of once over all rows.
+// KBENCH_TOL=1e-5: exit with status 1 (after all types ran) when any path differs from scalar by more than
+// that (largest |path - scalar| / max|scalar|, per type, shape and batch): bench/kernels/arm.sh uses it as
+// the correctness check of the NEON kernels.
 #include "ckernels.h"
 #include <math.h>
 #include <stdio.h>
@@ -87,15 +90,21 @@ int main(int argc, char **argv) {
         }
     }
     if (getenv("KBENCH_CHUNK")) g_chunk = strtoll(getenv("KBENCH_CHUNK"), NULL, 10);
+    const double tol = getenv("KBENCH_TOL") ? strtod(getenv("KBENCH_TOL"), NULL) : 0;
+    int failed = 0;
     const int all = ra_cpu_features();
+    // the paths this CPU can run (ra_kernel_path picks them back from the masks); at most MAXP
+    enum { MAXP = 4 };
     struct { int path; int mask; } paths[] = {
         { RA_PATH_SCALAR, 0 },
         { RA_PATH_AVX2, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C },
         { RA_PATH_AVX512, all & ~RA_CPU_AVX512VNNI },
         { RA_PATH_AVX512_VNNI, -1 },
+        { RA_PATH_NEON, RA_CPU_NEON },
+        { RA_PATH_NEON_DOTPROD, -1 },
     };
     int npaths = 0;
-    for (int p = 0; p < 4; p++) {
+    for (size_t p = 0; p < sizeof paths / sizeof paths[0] && npaths < MAXP; p++) {
         ra_set_cpu_features_mask(paths[p].mask);
         if (ra_kernel_path() == paths[p].path) paths[npaths++] = paths[p];
     }
@@ -151,16 +160,19 @@ int main(int argc, char **argv) {
                 for (int64_t b = 0; b < nb; b++) ra_quantize_row(xtype, xf + b * n, x + b * xrb, n);
                 float *ref = malloc((size_t)(rows * nb) * sizeof(float));
                 float *out = malloc((size_t)(rows * nb) * sizeof(float));
-                double gbs[4] = {0}, best[4] = {0};
-                double maxrel = 0;
-                int reps[4];
+                double gbs[MAXP] = {0}, best[MAXP] = {0};
+                double maxrel = 0, rel[MAXP] = {0};
+                int reps[MAXP];
                 for (int p = 0; p < npaths; p++) {
                     ra_set_cpu_features_mask(paths[p].mask);
                     ra_matmul_rows(type, w, n, x, nb, p == 0 ? ref : out, rows, 0, rows);
                     if (p > 0) {
                         double scale = 0;
                         for (int64_t i = 0; i < rows * nb; i++) scale = fmax(scale, fabs(ref[i]));
-                        for (int64_t i = 0; i < rows * nb; i++) maxrel = fmax(maxrel, fabs(out[i] - ref[i]) / (scale + 1e-30));
+                        for (int64_t i = 0; i < rows * nb; i++) rel[p] = fmax(rel[p], fabs(out[i] - ref[i]) / (scale + 1e-30));
+                        // (a NaN difference fails too)
+                        if (tol > 0 && !(rel[p] <= tol)) failed = 1;
+                        maxrel = fmax(maxrel, rel[p]);
                     }
                     // calibrate repetitions to ~20 ms per timed run
                     reps[p] = 1;
@@ -168,7 +180,7 @@ int main(int argc, char **argv) {
                     while (one * reps[p] < 0.02 && reps[p] < 1 << 20) reps[p] *= 2;
                 }
                 // paths take turns run by run, so bursts of load from other processes hit all of them alike
-                double runs[4][RUNS];
+                double runs[MAXP][RUNS];
                 for (int r = 0; r < RUNS; r++)
                     for (int p = 0; p < npaths; p++) {
                         ra_set_cpu_features_mask(paths[p].mask);
@@ -181,7 +193,13 @@ int main(int argc, char **argv) {
                 }
                 printf("%-5s %4lldx%-4lld nb=%-3lld", names[t], (long long)rows, (long long)n, (long long)nb);
                 for (int p = 0; p < npaths; p++) printf("  %s %6.2f (best %6.2f)", ra_kernel_path_name(paths[p].path), gbs[p], best[p]);
-                printf("  maxrel %.2g\n", maxrel);
+                printf("  maxrel %.2g", maxrel);
+                if (npaths > 2)
+                    for (int p = 1; p < npaths; p++) printf(" (%s %.2g)", ra_kernel_path_name(paths[p].path), rel[p]);
+                if (tol > 0)
+                    for (int p = 1; p < npaths; p++)
+                        if (!(rel[p] <= tol)) printf("  FAIL: %s differs from scalar by more than %g", ra_kernel_path_name(paths[p].path), tol);
+                printf("\n");
                 fflush(stdout);
                 if (md) {
                     fprintf(md, "| %s | %lld×%lld | %lld |", names[t], (long long)rows, (long long)n, (long long)nb);
@@ -195,5 +213,9 @@ int main(int argc, char **argv) {
     }
     ra_set_cpu_features_mask(-1);
     if (md) fclose(md);
+    if (failed) {
+        printf("FAIL: a path differs from scalar by more than KBENCH_TOL=%g\n", tol);
+        return 1;
+    }
     return 0;
 }

@@ -6,11 +6,12 @@
 // ra_quantize_row produces with ggml's rounding.
 //
 // Paths: a portable scalar reference (always compiled), AVX2+FMA+F16C and AVX-512 (F/BW/VL, with
-// and without VNNI) on x86-64, picked at run time from the CPU's features; ra_set_cpu_features_mask
-// restricts the choice (tests compare every path with the scalar one).
+// and without VNNI) on x86-64, NEON (with and without the ARMv8.2 dot product) on aarch64, picked at
+// run time from the CPU's features; ra_set_cpu_features_mask restricts the choice (tests compare every
+// path with the scalar one).
 //
 // Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c,
-// dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dispatch.c (CPU features,
+// dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dot_neon.c, dispatch.c (CPU features,
 // ra_vec_dot, ra_matmul_rows). All functions are thread-safe; weight and activation rows need only the
 // alignment of their block (2 bytes; 4 for Q8_K and F32).
 #ifndef RUNANYWHERE_CKERNELS_H
@@ -37,11 +38,15 @@ enum {
     RA_CPU_AVX512BW = 1 << 4,
     RA_CPU_AVX512VL = 1 << 5,
     RA_CPU_AVX512VNNI = 1 << 6,
-    RA_CPU_NEON = 1 << 7
+    RA_CPU_NEON = 1 << 7,
+    RA_CPU_DOTPROD = 1 << 8      // ARMv8.2 dot product (SDOT/UDOT), reported on aarch64 only
 };
 
 /// Kernel paths reported by ra_kernel_path.
-enum { RA_PATH_SCALAR = 0, RA_PATH_AVX2 = 1, RA_PATH_AVX512 = 2, RA_PATH_AVX512_VNNI = 3 };
+/// x86-64: AVX2 < AVX512 < AVX512_VNNI; aarch64: NEON (plain ARMv8) < NEON_DOTPROD. Each path falls back
+/// to the lower ones of its architecture, then scalar, for the types it has no kernel of.
+enum { RA_PATH_SCALAR = 0, RA_PATH_AVX2 = 1, RA_PATH_AVX512 = 2, RA_PATH_AVX512_VNNI = 3,
+       RA_PATH_NEON = 4, RA_PATH_NEON_DOTPROD = 5 };
 
 /// 1 when the type's blocks can be decoded and multiplied by these kernels, else 0.
 int ra_type_supported(int type);
@@ -87,7 +92,7 @@ int ra_cpu_features(void);
 void ra_set_cpu_features_mask(int mask);
 /// The path (RA_PATH_*) ra_vec_dot and ra_matmul_rows use now.
 int ra_kernel_path(void);
-/// Name of a path: "scalar", "avx2", "avx512", "avx512-vnni".
+/// Name of a path: "scalar", "avx2", "avx512", "avx512-vnni", "neon", "neon-dotprod".
 const char *ra_kernel_path_name(int path);
 
 /// IEEE half to float (exact; NaN stays NaN with its payload, quiet bit set).

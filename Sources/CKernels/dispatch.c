@@ -183,6 +183,33 @@ static uint8_t *ra_thread_scratch(int64_t bytes) {
 }
 #endif
 
+#if defined(__x86_64__)
+// The panel batch kernel for `type` on `path` with this shape, and the scratch it needs in *bytes; NULL when
+// there is none (the multi-row or single-row loops of ra_matmul_rows do the batch).
+static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes) {
+    // Without VNNI (AVX2, and AVX-512 F/BW/VL alone) the 256-bit panel kernels of dot_avx2.c do the batches:
+    // on this machine with VNNI masked they beat the 512-bit ones that lack vpdpbusd (bench/results/kernels.md).
+    const int vnni = path == RA_PATH_AVX512_VNNI, panels256 = path == RA_PATH_AVX2 || path == RA_PATH_AVX512;
+    switch (type) {
+    case RA_Q8_0:
+        *bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+        if (vnni) return n % 64 == 0 ? ra_matmul_q8_0_vnni : NULL;
+        return panels256 ? ra_matmul_q8_0_avx2 : NULL;
+    case RA_Q4_K:
+        *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
+        if (n % 256 != 0) return NULL;
+        return vnni ? ra_matmul_q4_k_vnni : panels256 ? ra_matmul_q4_k_avx2 : NULL;
+    case RA_Q6_K:
+        // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
+        *bytes = RA_Q6_K_BATCH_SCRATCH(n);
+        if (n % 256 != 0) return NULL;
+        return vnni ? ra_matmul_q6_k_vnni : panels256 && nb >= 3 ? ra_matmul_q6_k_avx2 : NULL;
+    default:
+        return NULL;
+    }
+}
+#endif
+
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1) {
     ra_dot_fn dot;
@@ -198,32 +225,11 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
         return;
     }
 #if defined(__x86_64__)
-    if (weight_type == RA_Q8_0 && n % 64 == 0 && ra_kernel_path() == RA_PATH_AVX512_VNNI) {
-        const int64_t bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+    int64_t bytes = 0;
+    const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, ra_kernel_path(), &bytes);
+    if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);
-        if (scratch && ra_matmul_q8_0_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
-    }
-    // Without VNNI (AVX2, and AVX-512 F/BW/VL alone) the 256-bit panel kernels of dot_avx2.c do the batches:
-    // on this machine with VNNI masked they beat the 512-bit ones that lack vpdpbusd (bench/results/kernels.md).
-    const int panels256 = ra_kernel_path() == RA_PATH_AVX2 || ra_kernel_path() == RA_PATH_AVX512;
-    if (weight_type == RA_Q8_0 && panels256) {
-        const int64_t bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
-        uint8_t *scratch = ra_thread_scratch(bytes);
-        if (scratch && ra_matmul_q8_0_avx2(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
-    }
-    if (weight_type == RA_Q4_K && n % 256 == 0 && ra_kernel_path() >= RA_PATH_AVX2) {
-        const int path = ra_kernel_path();
-        const ra_matmul_q4_k_fn q4k = path == RA_PATH_AVX512_VNNI ? ra_matmul_q4_k_vnni : ra_matmul_q4_k_avx2;
-        const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
-        uint8_t *scratch = ra_thread_scratch(bytes);
-        if (scratch && q4k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
-    }
-    // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
-    if (weight_type == RA_Q6_K && n % 256 == 0 && (ra_kernel_path() == RA_PATH_AVX512_VNNI || (panels256 && nb >= 3))) {
-        const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
-        uint8_t *scratch = ra_thread_scratch(bytes);
-        const ra_matmul_q4_k_fn q6k = panels256 ? ra_matmul_q6_k_avx2 : ra_matmul_q6_k_vnni;
-        if (scratch && q6k(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+        if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
 #endif
     if (multi) {

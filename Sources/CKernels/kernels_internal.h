@@ -156,9 +156,9 @@ static inline void ra_q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int
 // Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least
 // RA_Q4_K_BATCH_SCRATCH(n, nb) bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
-// (ra_matmul_q4_k_fn: the signature of every batch kernel here.)
-typedef int (*ra_matmul_q4_k_fn)(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// (ra_matmul_batch_fn: the signature of every batch kernel here.)
+typedef int (*ra_matmul_batch_fn)(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c); also what the

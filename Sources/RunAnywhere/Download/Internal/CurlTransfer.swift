@@ -82,6 +82,8 @@ package enum CurlTransfer {
             throw TransferError.permanent(RunAnywhereError(.invalidConfiguration,
                 "Cannot download \(request.url.absoluteString): only http and https URLs are supported."))
         }
+        // One handle for every hop, so a redirect to the same server reuses the connection.
+        let handle = try connection ?? CurlConnection()
         var url = request.url
         var hops: [HTTPResponseHead] = []
         for _ in 0...options.maxRedirects {
@@ -89,7 +91,7 @@ package enum CurlTransfer {
             let sendAuthorization = request.authorization != nil && URLOrigin(url) == origin
             let outcome = try performOnce(request, url: url, sendAuthorization: sendAuthorization, redirects: hops,
                                           options: options, sink: sink, cancellation: cancellation,
-                                          connection: connection ?? CurlConnection())
+                                          connection: handle)
             switch outcome {
             case .finished(let head):
                 return head

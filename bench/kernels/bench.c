@@ -11,6 +11,7 @@
 // that (largest |path - scalar| / max|scalar|, per type, shape and batch): bench/kernels/arm.sh uses it as
 // the correctness check of the NEON kernels.
 #include "ckernels.h"
+#include "paths.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,21 +94,10 @@ int main(int argc, char **argv) {
     const double tol = getenv("KBENCH_TOL") ? strtod(getenv("KBENCH_TOL"), NULL) : 0;
     int failed = 0;
     const int all = ra_cpu_features();
-    // the paths this CPU can run (ra_kernel_path picks them back from the masks); at most MAXP
+    // the paths this CPU can run; at most MAXP
     enum { MAXP = 4 };
-    struct { int path; int mask; } paths[] = {
-        { RA_PATH_SCALAR, 0 },
-        { RA_PATH_AVX2, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C },
-        { RA_PATH_AVX512, all & ~RA_CPU_AVX512VNNI },
-        { RA_PATH_AVX512_VNNI, -1 },
-        { RA_PATH_NEON, RA_CPU_NEON },
-        { RA_PATH_NEON_DOTPROD, -1 },
-    };
-    int npaths = 0;
-    for (size_t p = 0; p < sizeof paths / sizeof paths[0] && npaths < MAXP; p++) {
-        ra_set_cpu_features_mask(paths[p].mask);
-        if (ra_kernel_path() == paths[p].path) paths[npaths++] = paths[p];
-    }
+    kernel_path paths[MAXP];
+    const int npaths = runnable_paths(paths, MAXP);
 
     FILE *md = md_path ? fopen(md_path, "w") : NULL;
     if (md) {

@@ -4,6 +4,7 @@
 // ±1 (quantized to ±127, the largest int8 products), several row lengths. Exits 1 when a path differs from
 // scalar by more than 1e-5 of the largest |scalar| result of the same type, length and data.
 #include "ckernels.h"
+#include "paths.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,16 +19,13 @@ int main(void) {
     const int types[] = { RA_Q8_0, RA_Q4_0, RA_Q4_K, RA_Q5_K, RA_Q6_K };
     const char *names[] = { "Q8_0", "Q4_0", "Q4_K", "Q5_K", "Q6_K" };
     const int64_t lengths[] = { 256, 512, 2304, 4096 };
-    // the paths to compare: a mask per path; the ones this CPU cannot run select a lower path (skipped)
-    const int all = ra_cpu_features();
-    const struct { int path, mask; } cand[] = {
-        { RA_PATH_AVX2, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C }, { RA_PATH_AVX512, all & ~RA_CPU_AVX512VNNI },
-        { RA_PATH_AVX512_VNNI, -1 }, { RA_PATH_NEON, RA_CPU_NEON }, { RA_PATH_NEON_DOTPROD, -1 },
-    };
+    // the SIMD paths this CPU can run (cand[0] is scalar, the reference)
+    kernel_path cand[8];
+    const int ncand = runnable_paths(cand, 8);
     int failed = 0;
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) {
         const int type = types[t], xtype = ra_vec_dot_type(type);
-        double worst[5] = {0};
+        double worst[8] = {0};
         for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++)
             for (int data = 0; data < 3; data++) {   // 0: random activations, 1: ±1, 2: ±1 and Q8_0 weights of -128
                 const int64_t n = lengths[k], wrow = ra_row_bytes(type, n), bb = ra_type_block_bytes(type);
@@ -51,9 +49,8 @@ int main(void) {
                 ra_set_cpu_features_mask(0);
                 double scale = 0;
                 for (int r = 0; r < ROWS; r++) scale = fmax(scale, fabs(ref[r] = ra_vec_dot(type, n, w + r * wrow, x)));
-                for (size_t p = 0; p < sizeof cand / sizeof cand[0]; p++) {
+                for (int p = 1; p < ncand; p++) {
                     ra_set_cpu_features_mask(cand[p].mask);
-                    if (ra_kernel_path() != cand[p].path) continue;
                     for (int r = 0; r < ROWS; r++) out[r] = ra_vec_dot(type, n, w + r * wrow, x);
                     for (int r = 0; r < ROWS; r++) {
                         const double rel = fabs((double)out[r] - ref[r]) / (scale + 1e-30);
@@ -63,9 +60,7 @@ int main(void) {
                 free(w); free(x); free(xf);
             }
         printf("%-5s", names[t]);
-        for (size_t p = 0; p < sizeof cand / sizeof cand[0]; p++) {
-            ra_set_cpu_features_mask(cand[p].mask);
-            if (ra_kernel_path() != cand[p].path) continue;
+        for (int p = 1; p < ncand; p++) {
             printf("  %s %.2g", ra_kernel_path_name(cand[p].path), worst[p]);
             if (!(worst[p] <= 1e-5)) { printf(" FAIL"); failed = 1; }
         }

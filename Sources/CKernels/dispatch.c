@@ -17,6 +17,7 @@
 
 static atomic_int g_features = -1;     // detected features (-1: not yet)
 static atomic_int g_mask = -1;         // allowed by ra_set_cpu_features_mask
+static _Thread_local int t_mask = -1;  // allowed on this thread (ra_set_thread_features_mask)
 
 static int detect_features(void) {
     int f = 0;
@@ -53,8 +54,12 @@ int ra_cpu_features(void) {
 
 void ra_set_cpu_features_mask(int mask) { atomic_store_explicit(&g_mask, mask, memory_order_release); }
 
+void ra_set_thread_features_mask(int mask) { t_mask = mask; }
+
+int ra_thread_features_mask(void) { return t_mask; }
+
 int ra_kernel_path(void) {
-    const int f = ra_cpu_features() & atomic_load_explicit(&g_mask, memory_order_acquire);
+    const int f = ra_cpu_features() & atomic_load_explicit(&g_mask, memory_order_acquire) & t_mask;
 #if defined(__x86_64__)
     const int avx2 = RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C;
     const int avx512 = avx2 | RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL;
@@ -123,11 +128,17 @@ static void build_dispatch(void) {
     for (int path = 0; path < RA_PATH_COUNT; path++) {
         const ra_dot_table *t[4];
         const int k = path_tables(path, t);
+        // The multi-row kernel comes from the same table as the single-row one, never from a lower path: each
+        // table's multi kernel sums in its dot's order, so a prompt batch gives the logits that feeding the same
+        // tokens one by one gives (a lower path's multi next to a higher path's dot would differ in the last bits,
+        // and F16/Q8 activation rounding amplifies that).
         for (int di = 0; di < RA_DI_COUNT; di++)
-            for (int i = 0; i < k; i++) {
-                if (!g_dot[path][di]) g_dot[path][di] = t[i]->dot[di];
-                if (!g_multi[path][di]) g_multi[path][di] = t[i]->multi[di];
-            }
+            for (int i = 0; i < k; i++)
+                if (t[i]->dot[di]) {
+                    g_dot[path][di] = t[i]->dot[di];
+                    g_multi[path][di] = t[i]->multi[di];
+                    break;
+                }
     }
 }
 

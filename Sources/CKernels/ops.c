@@ -2,6 +2,7 @@
 // F16 KV cache. Portable C that the compiler vectorises; the F16 loads of attention have an F16C/AVX2 path
 // chosen at run time on x86-64.
 #include "ra_ops.h"
+#include "ckernels.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -232,15 +233,11 @@ static void ra_axpy_h_scalar(float *y, const uint16_t *h, float a, int64_t n) {
 }
 
 #ifdef RA_X86
+/// The F16 attention loads use AVX2/FMA/F16C when the calling thread's kernel path allows them (so the scalar
+/// path, selected by the feature masks, is scalar here too).
 static int ra_has_avx2_f16c(void) {
-    static _Atomic int cached = -1;
-    int v = atomic_load_explicit(&cached, memory_order_relaxed);
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
-        atomic_store_explicit(&cached, v, memory_order_relaxed);
-    }
-    return v;
+    const int path = ra_kernel_path();
+    return path == RA_PATH_AVX2 || path == RA_PATH_AVX512 || path == RA_PATH_AVX512_VNNI;
 }
 #endif
 

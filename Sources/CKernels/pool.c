@@ -7,6 +7,7 @@
 // does the work itself and closes the run instead of waiting a whole time slice for the late worker.
 #define _GNU_SOURCE
 #include "ra_ops.h"
+#include "ckernels.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -38,6 +39,7 @@ typedef struct {
     int64_t n, chunk;
     _Atomic int64_t next;
     _Atomic int done;        // workers finished (all mode)
+    int features_mask;       // the caller's thread mask (ra_set_thread_features_mask), applied by every worker
 } ra_job;
 
 struct ra_pool {
@@ -122,6 +124,7 @@ static void *ra_worker_main(void *p) {
         }
         if (!joined) continue;
         ra_job *job = pool->job;
+        ra_set_thread_features_mask(job->features_mask);
         if (job->all) {
             job->fn(job->ctx, ith, pool->n_threads);
             atomic_fetch_add(&job->done, 1);
@@ -182,6 +185,7 @@ int ra_pool_size(const ra_pool *pool) { return pool ? pool->n_threads : 1; }
 
 /// Publishes a job as a new open generation and wakes sleeping workers.
 static void ra_publish(ra_pool *pool, ra_job *job) {
+    job->features_mask = ra_thread_features_mask();
     pool->job = job;
     const uint64_t g = ra_gen(atomic_load(&pool->state)) + 1u;
     atomic_store(&pool->state, (uint64_t)g << 32);        // seq_cst: publishes job; open, nobody inside

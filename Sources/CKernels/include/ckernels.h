@@ -90,7 +90,14 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
 int ra_cpu_features(void);
 /// Restricts dispatch to the features in mask (and those the CPU has); -1 = all. Process-wide.
 void ra_set_cpu_features_mask(int mask);
-/// The path (RA_PATH_*) ra_vec_dot and ra_matmul_rows use now.
+/// Restricts dispatch on the calling thread only (on top of the process-wide mask); -1 = no restriction.
+/// A thread pool run (ra_pool_run, ra_pool_for) carries the caller's mask to its workers for that run, so a
+/// forward pass on one thread runs one path throughout while other threads keep theirs (tests compare paths
+/// side by side this way).
+void ra_set_thread_features_mask(int mask);
+/// The calling thread's own mask (-1 when none is set).
+int ra_thread_features_mask(void);
+/// The path (RA_PATH_*) ra_vec_dot and ra_matmul_rows use now, on the calling thread.
 int ra_kernel_path(void);
 /// Name of a path: "scalar", "avx2", "avx512", "avx512-vnni", "neon", "neon-dotprod".
 const char *ra_kernel_path_name(int path);

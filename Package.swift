@@ -42,7 +42,7 @@ let package = Package(
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
             name: "RunAnywhereTestSupport",
-            dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
+            dependencies: ["RunAnywhere", "RunAnywhereGGUF", "CKernels"],
             swiftSettings: optimisedSwift   // fixture writers generate megabytes of weights
         ),
 
@@ -64,7 +64,7 @@ let package = Package(
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
-        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
+        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RunAnywhereGGUF
+import RunAnywhereTestSupport
 
 /// One prompt of a llama.cpp reference file (`references/<model>.json`, block `results`).
 struct ReferencePrompt {
@@ -67,68 +68,72 @@ struct EngineReferenceTests {
         return (model, reference)
     }
 
-    @Test("prompt logits and greedy continuation match llama.cpp (results block)", arguments: referenceModels)
-    func matchesReference(name: String) throws {
-        let (model, reference) = try Self.load(name)
-        let vocab = model.vocabularySize
-        let context = try GGUFContext(model: model, contextLength: 256, threads: 2)
-        for p in reference.prompts {
-            context.reset()
-            let all = try context.evaluate(p.promptIDs, allLogits: true)
-            #expect(all.count == p.promptIDs.count * vocab)
-            let last = Array(all[((p.promptIDs.count - 1) * vocab)...])
+    @Test("prompt logits and greedy continuation match llama.cpp (results block)", arguments: referenceModels, KernelPath.available)
+    func matchesReference(name: String, path: KernelPath) throws {
+        try path.run {
+            let (model, reference) = try Self.load(name)
+            let vocab = model.vocabularySize
+            let context = try GGUFContext(model: model, contextLength: 256, threads: 2)
+            for p in reference.prompts {
+                context.reset()
+                let all = try context.evaluate(p.promptIDs, allLogits: true)
+                #expect(all.count == p.promptIDs.count * vocab)
+                let last = Array(all[((p.promptIDs.count - 1) * vocab)...])
 
-            // Top-20 logits at the last position, relative to the largest reference logit.
-            let scale = p.lastTopK.map { abs($0.logit) }.max() ?? 1
-            var worst: Float = 0
-            for (id, logit) in p.lastTopK { worst = max(worst, abs(last[Int(id)] - logit)) }
-            // Argmax and greedy tokens are compared where the reference's top1 - top2 margin exceeds the logit
-            // tolerance (the relative tolerance times the largest reference logit): a closer call may go either way,
-            // since one-ulp differences (SIMD summation order, ggml's vector expf) can flip an activation's rounding
-            // to Q8_0/Q8_K and move these random-weight models' logits by ~0.1. F32/F16 weights involve no
-            // activation quantization beyond F16, so there the engine is held to 0.02 logits.
-            let tolerance = reference.tensorTypes.isSubset(of: ["F32", "F16"]) ? 0.02 : reference.relativeTolerance * scale
-            #expect(worst / scale <= reference.relativeTolerance,
-                    "\(name) \"\(p.prompt)\": top-20 logits differ by \(worst) (relative \(worst / scale), allowed \(reference.relativeTolerance))")
+                // Top-20 logits at the last position, relative to the largest reference logit.
+                let scale = p.lastTopK.map { abs($0.logit) }.max() ?? 1
+                var worst: Float = 0
+                for (id, logit) in p.lastTopK { worst = max(worst, abs(last[Int(id)] - logit)) }
+                // Argmax and greedy tokens are compared where the reference's top1 - top2 margin exceeds the logit
+                // tolerance (the relative tolerance times the largest reference logit): a closer call may go either way,
+                // since one-ulp differences (SIMD summation order, ggml's vector expf) can flip an activation's rounding
+                // to Q8_0/Q8_K and move these random-weight models' logits by ~0.1. F32/F16 weights involve no
+                // activation quantization beyond F16, so there the engine is held to 0.02 logits.
+                let tolerance = reference.tensorTypes.isSubset(of: ["F32", "F16"]) ? 0.02 : reference.relativeTolerance * scale
+                #expect(worst / scale <= reference.relativeTolerance,
+                        "\(name) \"\(p.prompt)\": top-20 logits differ by \(worst) (relative \(worst / scale), allowed \(reference.relativeTolerance))")
 
-            // Argmax at every position where the reference margin is clear.
-            for pos in 0..<p.promptIDs.count where p.promptArgmaxMargin[pos] > tolerance {
-                let row = Array(all[(pos * vocab)..<((pos + 1) * vocab)])
-                #expect(Sampler.argmax(row) == p.promptArgmax[pos], "\(name) \"\(p.prompt)\": argmax at position \(pos)")
-            }
-
-            // Greedy continuation, decoded one token at a time. The reference tokens are fed back (teacher forcing),
-            // so every step is checked: the engine's argmax must equal the reference token wherever the reference
-            // margin exceeds the tolerance; up to the first near-tie this is exactly free-running greedy decoding.
-            var logits = last
-            var greedy: [Int32] = []
-            for (step, refID) in p.greedyIDs.enumerated() {
-                let id = Sampler.argmax(logits)
-                greedy.append(id)
-                if p.greedyMargins[step] > tolerance {
-                    #expect(id == refID, "\(name) \"\(p.prompt)\": greedy token \(step) is \(id), llama.cpp chose \(refID) (margin \(p.greedyMargins[step]))")
+                // Argmax at every position where the reference margin is clear.
+                for pos in 0..<p.promptIDs.count where p.promptArgmaxMargin[pos] > tolerance {
+                    let row = Array(all[(pos * vocab)..<((pos + 1) * vocab)])
+                    #expect(Sampler.argmax(row) == p.promptArgmax[pos], "\(name) \"\(p.prompt)\": argmax at position \(pos)")
                 }
-                if step + 1 < p.greedyIDs.count { logits = try context.decode(refID) }
+
+                // Greedy continuation, decoded one token at a time. The reference tokens are fed back (teacher forcing),
+                // so every step is checked: the engine's argmax must equal the reference token wherever the reference
+                // margin exceeds the tolerance; up to the first near-tie this is exactly free-running greedy decoding.
+                var logits = last
+                var greedy: [Int32] = []
+                for (step, refID) in p.greedyIDs.enumerated() {
+                    let id = Sampler.argmax(logits)
+                    greedy.append(id)
+                    if p.greedyMargins[step] > tolerance {
+                        #expect(id == refID, "\(name) \"\(p.prompt)\": greedy token \(step) is \(id), llama.cpp chose \(refID) (margin \(p.greedyMargins[step]))")
+                    }
+                    if step + 1 < p.greedyIDs.count { logits = try context.decode(refID) }
+                }
+                let comparable = p.greedyMargins.filter { $0 > tolerance }.count
+                let matching = zip(greedy, p.greedyIDs).filter { $0 == $1 }.count
+                print("engine-reference: \(name) \"\(p.prompt)\": top-20 max |diff| \(worst) (relative \(worst / scale)); greedy equal for \(matching) of \(p.greedyIDs.count) tokens (teacher-forced), \(comparable) steps with a clear margin")
             }
-            let comparable = p.greedyMargins.filter { $0 > tolerance }.count
-            let matching = zip(greedy, p.greedyIDs).filter { $0 == $1 }.count
-            print("engine-reference: \(name) \"\(p.prompt)\": top-20 max |diff| \(worst) (relative \(worst / scale)); greedy equal for \(matching) of \(p.greedyIDs.count) tokens (teacher-forced), \(comparable) steps with a clear margin")
         }
     }
 
-    @Test("stories260K continues \"Once upon a time\" exactly like llama.cpp, from text to streamed text")
-    func storiesGreedyText() throws {
-        let (model, reference) = try Self.load("stories260K")
-        let p = try #require(reference.prompts.first { $0.prompt == "Once upon a time" })
-        #expect(model.tokenizer.encode(p.prompt) == p.promptIDs)
-        let context = try GGUFContext(model: model, contextLength: 128, threads: 1)
-        var text = ""
-        let stats = try context.generate(prompt: model.tokenizer.encode(p.prompt), sampling: .greedy,
-                                         maxTokens: p.greedyIDs.count, stop: [],
-                                         shouldContinue: { true }, onText: { text += $0 })
-        #expect(stats.tokens == p.greedyIDs)
-        #expect(stats.finishReason == .maxTokens)
-        #expect(stats.promptTokens == p.promptIDs.count)
-        #expect(text == p.greedyText)
+    @Test("stories260K continues \"Once upon a time\" exactly like llama.cpp, from text to streamed text", arguments: KernelPath.available)
+    func storiesGreedyText(path: KernelPath) throws {
+        try path.run {
+            let (model, reference) = try Self.load("stories260K")
+            let p = try #require(reference.prompts.first { $0.prompt == "Once upon a time" })
+            #expect(model.tokenizer.encode(p.prompt) == p.promptIDs)
+            let context = try GGUFContext(model: model, contextLength: 128, threads: 1)
+            var text = ""
+            let stats = try context.generate(prompt: model.tokenizer.encode(p.prompt), sampling: .greedy,
+                                             maxTokens: p.greedyIDs.count, stop: [],
+                                             shouldContinue: { true }, onText: { text += $0 })
+            #expect(stats.tokens == p.greedyIDs)
+            #expect(stats.finishReason == .maxTokens)
+            #expect(stats.promptTokens == p.promptIDs.count)
+            #expect(text == p.greedyText)
+        }
     }
 }

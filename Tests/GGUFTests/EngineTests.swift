@@ -50,50 +50,54 @@ struct EngineTests {
     ]
 
     @Test("a whole prompt in one batch gives the same logits as feeding it token by token",
-          arguments: 0..<EngineTests.shapes.count)
-    func batchedEqualsSequential(index: Int) throws {
-        let (arch, type, tied) = Self.shapes[index]
-        let (model, dir) = try tinyModel(spec(arch, type, tied: tied))
-        defer { dir.remove() }
-        let vocab = model.vocabularySize
-        let batched = try GGUFContext(model: model, contextLength: 64, threads: 2)
-        let all = try batched.evaluate(prompt, allLogits: true)
-        #expect(all.count == prompt.count * vocab)
-        #expect(all.allSatisfy { $0.isFinite })
-        let sequential = try GGUFContext(model: model, contextLength: 64, threads: 2)
-        for (i, token) in prompt.enumerated() {
-            let logits = try sequential.decode(token)
-            let row = all[(i * vocab)..<((i + 1) * vocab)]
-            let d = maxRelativeDifference(logits[...], row)
-            #expect(d < 1e-4, "\(arch) \(type): position \(i) differs by \(d) (relative)")
+          arguments: 0..<EngineTests.shapes.count, KernelPath.available)
+    func batchedEqualsSequential(index: Int, path: KernelPath) throws {
+        try path.run {
+            let (arch, type, tied) = Self.shapes[index]
+            let (model, dir) = try tinyModel(spec(arch, type, tied: tied))
+            defer { dir.remove() }
+            let vocab = model.vocabularySize
+            let batched = try GGUFContext(model: model, contextLength: 64, threads: 2)
+            let all = try batched.evaluate(prompt, allLogits: true)
+            #expect(all.count == prompt.count * vocab)
+            #expect(all.allSatisfy { $0.isFinite })
+            let sequential = try GGUFContext(model: model, contextLength: 64, threads: 2)
+            for (i, token) in prompt.enumerated() {
+                let logits = try sequential.decode(token)
+                let row = all[(i * vocab)..<((i + 1) * vocab)]
+                let d = maxRelativeDifference(logits[...], row)
+                #expect(d < 1e-4, "\(arch) \(type): position \(i) differs by \(d) (relative)")
+            }
+            // Only the last row when allLogits is false; split into small batches gives the same.
+            let small = try GGUFContext(model: model, contextLength: 64, threads: 1, batchSize: 3)
+            let last = try small.evaluate(prompt)
+            #expect(last.count == vocab)
+            #expect(maxRelativeDifference(last[...], all[((prompt.count - 1) * vocab)...]) < 1e-4)
+            #expect(small.position == prompt.count)
+            small.reset()
+            let allSmall = try small.evaluate(prompt, allLogits: true)
+            #expect(maxRelativeDifference(allSmall[...], all[...]) < 1e-4)
         }
-        // Only the last row when allLogits is false; split into small batches gives the same.
-        let small = try GGUFContext(model: model, contextLength: 64, threads: 1, batchSize: 3)
-        let last = try small.evaluate(prompt)
-        #expect(last.count == vocab)
-        #expect(maxRelativeDifference(last[...], all[((prompt.count - 1) * vocab)...]) < 1e-4)
-        #expect(small.position == prompt.count)
-        small.reset()
-        let allSmall = try small.evaluate(prompt, allLogits: true)
-        #expect(maxRelativeDifference(allSmall[...], all[...]) < 1e-4)
     }
 
-    @Test("one thread and three threads give bit-identical logits", arguments: 0..<EngineTests.shapes.count)
-    func threadCountDoesNotChangeResults(index: Int) throws {
-        let (arch, type, tied) = Self.shapes[index]
-        let (model, dir) = try tinyModel(spec(arch, type, tied: tied))
-        defer { dir.remove() }
-        var results: [[Float]] = []
-        // Long enough that attention, quantization and every matrix product are split over the threads.
-        let long = (0..<48).map { Int32(($0 * 37 + 11) % 300) }
-        for threads in [1, 2, 3] {
-            let context = try GGUFContext(model: model, contextLength: 64, threads: threads)
-            var logits = try context.evaluate(long, allLogits: true)
-            logits += try context.decode(5)
-            results.append(logits)
+    @Test("one thread and three threads give bit-identical logits", arguments: 0..<EngineTests.shapes.count, KernelPath.available)
+    func threadCountDoesNotChangeResults(index: Int, path: KernelPath) throws {
+        try path.run {
+            let (arch, type, tied) = Self.shapes[index]
+            let (model, dir) = try tinyModel(spec(arch, type, tied: tied))
+            defer { dir.remove() }
+            var results: [[Float]] = []
+            // Long enough that attention, quantization and every matrix product are split over the threads.
+            let long = (0..<48).map { Int32(($0 * 37 + 11) % 300) }
+            for threads in [1, 2, 3] {
+                let context = try GGUFContext(model: model, contextLength: 64, threads: threads)
+                var logits = try context.evaluate(long, allLogits: true)
+                logits += try context.decode(5)
+                results.append(logits)
+            }
+            #expect(results[0] == results[1])
+            #expect(results[0] == results[2])
         }
-        #expect(results[0] == results[1])
-        #expect(results[0] == results[2])
     }
 
     @Test("the tied output matrix is the token embedding")
@@ -196,26 +200,28 @@ struct EngineGenerationTests {
         #expect(a != c)
     }
 
-    @Test("greedy generation equals repeated argmax of decode")
-    func greedyMatchesManualDecode() throws {
-        let (model, dir) = try tinyModel(spec(.llama, .q8_0))
-        defer { dir.remove() }
-        let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
-        var logits = try context.evaluate(prompt)
-        var manual: [Int32] = []
-        for _ in 0..<10 {
-            let id = Sampler.argmax(logits)
-            manual.append(id)
-            logits = try context.decode(id)
+    @Test("greedy generation equals repeated argmax of decode", arguments: KernelPath.available)
+    func greedyMatchesManualDecode(path: KernelPath) throws {
+        try path.run {
+            let (model, dir) = try tinyModel(spec(.llama, .q8_0))
+            defer { dir.remove() }
+            let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
+            var logits = try context.evaluate(prompt)
+            var manual: [Int32] = []
+            for _ in 0..<10 {
+                let id = Sampler.argmax(logits)
+                manual.append(id)
+                logits = try context.decode(id)
+            }
+            var text = ""
+            let stats = try context.generate(prompt: prompt, sampling: .greedy, maxTokens: 10, stop: [],
+                                             shouldContinue: { true }, onText: { text += $0 })
+            #expect(stats.tokens == manual)
+            #expect(stats.finishReason == .maxTokens)
+            #expect(text == model.tokenizer.decode(manual))
+            // The prompt was cached from the manual run: only the last prompt token is evaluated again.
+            #expect(stats.evaluatedPromptTokens == 1)
         }
-        var text = ""
-        let stats = try context.generate(prompt: prompt, sampling: .greedy, maxTokens: 10, stop: [],
-                                         shouldContinue: { true }, onText: { text += $0 })
-        #expect(stats.tokens == manual)
-        #expect(stats.finishReason == .maxTokens)
-        #expect(text == model.tokenizer.decode(manual))
-        // The prompt was cached from the manual run: only the last prompt token is evaluated again.
-        #expect(stats.evaluatedPromptTokens == 1)
     }
 
     @Test("shouldContinue returning false cancels between tokens")

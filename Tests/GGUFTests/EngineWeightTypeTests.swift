@@ -11,8 +11,8 @@ import RunAnywhereTestSupport
 struct EngineWeightTypeTests {
     static let types: [GGMLType] = [.f16, .bf16, .q8_0, .q4_0, .q4_1, .q5_0, .q5_1]
 
-    @Test("a model stored in each weight type computes what its dequantized F32 twin computes", arguments: types)
-    func weightType(type: GGMLType) throws {
+    @Test("a model stored in each weight type computes what its dequantized F32 twin computes", arguments: types, KernelPath.available)
+    func weightType(type: GGMLType, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-types")
         defer { dir.remove() }
         var spec = TinyModelSpec()
@@ -37,7 +37,7 @@ struct EngineWeightTypeTests {
         func logits(_ path: String) throws -> [Float] {
             let model = try GGUFModel(path: path)
             let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
-            return try context.evaluate(prompt)
+            return try kernels.run { try context.evaluate(prompt) }
         }
         let a = try logits(stored)
         let b = try logits(twin)

@@ -1,4 +1,5 @@
 import CKernels
+import Foundation
 import Testing
 
 /// Everything that switches the kernel path runs here, one test at a time: the mask is process-wide.
@@ -16,9 +17,9 @@ struct DotProductTests {
     @Test("dispatch honours the feature mask and never picks a path the CPU lacks")
     func dispatch() {
         let f = ra_cpu_features()
-        ra_set_cpu_features_mask(0)
+        ra_set_thread_features_mask(0)
         #expect(ra_kernel_path() == Int32(RA_PATH_SCALAR))
-        ra_set_cpu_features_mask(-1)
+        ra_set_thread_features_mask(-1)
         let best = ra_kernel_path()
         #if arch(x86_64)
         let avx2: Int32 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
@@ -32,11 +33,34 @@ struct DotProductTests {
         // every aarch64 core has NEON; SDOT only where detected, and masking it off leaves plain NEON
         #expect(f & Int32(RA_CPU_NEON) != 0)
         #expect(best == Int32(f & Int32(RA_CPU_DOTPROD) != 0 ? RA_PATH_NEON_DOTPROD : RA_PATH_NEON))
-        ra_set_cpu_features_mask(Int32(RA_CPU_NEON))
+        ra_set_thread_features_mask(Int32(RA_CPU_NEON))
         #expect(ra_kernel_path() == Int32(RA_PATH_NEON))
-        ra_set_cpu_features_mask(-1)
+        ra_set_thread_features_mask(-1)
         #endif
         #expect(String(cString: ra_kernel_path_name(best)).isEmpty == false)
+    }
+
+    @Test("a thread's feature mask holds on that thread only, and a pool run carries it to its workers")
+    func threadMaskReachesPoolWorkers() throws {
+        let best = ra_kernel_path()
+        let pool = try #require(ra_pool_create(3))
+        defer { ra_pool_destroy(pool) }
+        var seen = [Int32](repeating: -1, count: 3)
+        func paths() -> [Int32] {
+            seen.withUnsafeMutableBufferPointer { buf in
+                ra_pool_run(pool, { ctx, ith, _ in
+                    ctx!.assumingMemoryBound(to: Int32.self)[Int(ith)] = ra_kernel_path()
+                }, buf.baseAddress)
+            }
+            return seen
+        }
+        ra_set_thread_features_mask(0)
+        let masked = paths()
+        let other = Thread.detachNewThreadAndWait { ra_kernel_path() }
+        ra_set_thread_features_mask(-1)
+        #expect(masked == [Int32](repeating: Int32(RA_PATH_SCALAR), count: 3))
+        #expect(other == best, "another thread keeps the full path")
+        #expect(paths() == [Int32](repeating: best, count: 3), "the next run without a mask uses the best path again")
     }
 
     @Test("scalar dot equals the dot of the decoded rows", arguments: KType.weights)
@@ -229,6 +253,13 @@ struct DotProductTests {
                 }
                 let wRow = Array(w[(r * wr)..<((r + 1) * wr)]), xRow = Array(x[(b * xr)..<((b + 1) * xr)])
                 let want = ref.run { Kernels.dot(t, n, wRow, xRow) }
+                // Float weights (F32, F16, BF16): a batch sums in exactly the single-row dot's order, so a prompt
+                // batch gives bit for bit what feeding it token by token gives (F16/BF16 activations would turn a
+                // last-bit difference into a rounding flip downstream).
+                if t.blockSize == 1 {
+                    #expect(got.bitPattern == want.bitPattern, "\(label) \(path) nb=\(nb) b=\(b) r=\(r): \(got) vs \(want), not bit-identical")
+                    continue
+                }
                 let mag = Kernels.magnitude(t, n, wRow, xRow)
                 #expect(abs(Double(got) - Double(want)) <= 1e-6 * mag + 1e-30, "\(label) \(path) nb=\(nb) b=\(b) r=\(r): \(got) vs \(want)")
             }

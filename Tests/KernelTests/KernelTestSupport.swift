@@ -1,3 +1,4 @@
+import Foundation
 import CKernels
 
 /// Deterministic random numbers (SplitMix64), so every run checks the same data.
@@ -72,16 +73,16 @@ struct KPath: CustomStringConvertible, Sendable {
             KPath(path: Int32(RA_PATH_NEON_DOTPROD), mask: -1),
         ]
         return candidates.filter { c in
-            ra_set_cpu_features_mask(c.mask)
-            defer { ra_set_cpu_features_mask(-1) }
+            ra_set_thread_features_mask(c.mask)
+            defer { ra_set_thread_features_mask(-1) }
             return ra_kernel_path() == c.path
         }
     }
 
     /// Runs body with dispatch restricted to this path.
     func run<T>(_ body: () -> T) -> T {
-        ra_set_cpu_features_mask(mask)
-        defer { ra_set_cpu_features_mask(-1) }
+        ra_set_thread_features_mask(mask)
+        defer { ra_set_thread_features_mask(-1) }
         return body()
     }
 }
@@ -173,4 +174,23 @@ extension Array where Element == UInt8 {
         Float(bitPattern: (0..<4).reduce(UInt32(0)) { $0 | (UInt32(self[offset + $1]) << (8 * UInt32($1))) })
     }
     func int16(at offset: Int) -> Int16 { Int16(bitPattern: UInt16(self[offset]) | (UInt16(self[offset + 1]) << 8)) }
+}
+
+/// A value handed from one thread to another.
+private final class ThreadResult<T>: @unchecked Sendable {
+    var value: T?
+    let done = DispatchSemaphore(value: 0)
+}
+
+extension Thread {
+    /// Runs `body` on a new thread and waits for its result (a thread of its own, so thread-local state is fresh).
+    static func detachNewThreadAndWait<T: Sendable>(_ body: @escaping @Sendable () -> T) -> T? {
+        let box = ThreadResult<T>()
+        Thread.detachNewThread {
+            box.value = body()
+            box.done.signal()
+        }
+        box.done.wait()
+        return box.value
+    }
 }

@@ -1,0 +1,67 @@
+import CKernels
+
+/// One kernel path of the C kernels (scalar, AVX2, AVX-512, AVX-512 VNNI, NEON, NEON with SDOT) and the feature
+/// mask that selects it, for running a test on each path this CPU offers.
+///
+/// ```swift
+/// @Test(arguments: KernelPath.available)
+/// func logits(path: KernelPath) throws {
+///     try path.run { … }                   // everything in here, pool workers included, runs that path
+/// }
+/// ```
+public struct KernelPath: Sendable, CustomStringConvertible, Hashable {
+    /// The path (RA_PATH_*).
+    public let path: Int32
+    /// The feature mask that selects it on a CPU that has it.
+    public let mask: Int32
+    /// The features the path needs, as a person names them.
+    public let needs: String
+
+    /// "scalar", "avx2", "avx512", "avx512-vnni", "neon" or "neon-dotprod".
+    public var description: String { String(cString: ra_kernel_path_name(path)) }
+
+    /// Every path of this machine's architecture, available or not (the unavailable ones are reported as skipped).
+    public static var all: [KernelPath] {
+        let avx2 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
+        let avx512 = avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL)
+        #if arch(x86_64)
+        return [
+            KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing"),
+            KernelPath(path: Int32(RA_PATH_AVX2), mask: avx2, needs: "AVX2, FMA and F16C"),
+            KernelPath(path: Int32(RA_PATH_AVX512), mask: avx512, needs: "AVX-512 F, BW and VL"),
+            KernelPath(path: Int32(RA_PATH_AVX512_VNNI), mask: avx512 | Int32(RA_CPU_AVX512VNNI), needs: "AVX-512 F, BW, VL and VNNI"),
+        ]
+        #elseif arch(arm64)
+        return [
+            KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing"),
+            KernelPath(path: Int32(RA_PATH_NEON), mask: Int32(RA_CPU_NEON), needs: "NEON"),
+            KernelPath(path: Int32(RA_PATH_NEON_DOTPROD), mask: Int32(RA_CPU_NEON | RA_CPU_DOTPROD), needs: "NEON with the dot product extension"),
+        ]
+        #else
+        _ = (avx2, avx512)
+        return [KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing")]
+        #endif
+    }
+
+    /// The paths this CPU can run.
+    public static var available: [KernelPath] { all.filter(\.isAvailable) }
+
+    /// The path of this name ("scalar", "avx2", …), if this architecture has it.
+    public static func named(_ name: String) -> KernelPath? { all.first { $0.description == name } }
+
+    /// Whether this CPU runs the path when asked for it.
+    public var isAvailable: Bool { run { ra_kernel_path() } == path }
+
+    /// Why the path cannot run here, or nil.
+    public var unavailableReason: String? {
+        isAvailable ? nil : "the \(description) kernel path needs \(needs), which this CPU does not offer"
+    }
+
+    /// Runs `body` with the C kernels held to this path on the calling thread and the pool workers it uses.
+    public func run<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = ra_thread_features_mask()
+        ra_set_thread_features_mask(mask)
+        defer { ra_set_thread_features_mask(previous) }
+        return try body()
+    }
+}

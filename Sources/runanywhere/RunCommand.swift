@@ -9,11 +9,11 @@ enum RunCommand: Command {
         Usage: runanywhere run ID "PROMPT" [options]
 
           --max-tokens N       at most N new tokens (default 256)
-          --temperature T      0 = greedy (default 0.7)
+          --temperature T      0 = greedy, llama.cpp's greedy text (default 0.7)
           --top-k K            keep the K most likely tokens (default 40, 0 = off)
           --top-p P            nucleus sampling (default 0.95)
           --min-p P            drop tokens below P × the most likely (default 0.05)
-          --repeat-penalty R   penalise repeated tokens (default 1.1, 1 = off)
+          --repeat-penalty R   penalise tokens among the last 64 (default 1 = off, as llama.cpp)
           --seed N             the same seed gives the same text
           --stop TEXT          stop at TEXT (repeatable as --stop=A --stop=B is not supported; use one)
           --system TEXT        system prompt

@@ -7,7 +7,8 @@ public struct LlmOptions: Sendable, Hashable, Codable {
     public var model: String?
     /// At most this many new tokens.
     public var maxTokens: Int
-    /// Sampling temperature; 0 is greedy (always the most likely token).
+    /// Sampling temperature (default 0.7); 0 is greedy: always the most likely token, the text llama.cpp's greedy
+    /// decoding gives on the same model, with no penalty applied unless `repetitionPenalty` asks for one.
     public var temperature: Double
     /// Nucleus sampling: keep the smallest set of tokens whose probability sums to this.
     public var topP: Double
@@ -15,7 +16,8 @@ public struct LlmOptions: Sendable, Hashable, Codable {
     public var topK: Int
     /// Drop tokens less likely than this fraction of the most likely one (0 = off).
     public var minP: Double
-    /// Penalise tokens already present in the recent context (1 = off).
+    /// Divides the logits of tokens among the last 64 of the context (default 1.0 = off, as in llama.cpp;
+    /// 1.1 is a common choice against loops when sampling). Applies at every temperature when set.
     public var repetitionPenalty: Double
     /// The same seed with the same inputs gives the same text; nil picks a random seed.
     public var seed: UInt64?
@@ -30,9 +32,10 @@ public struct LlmOptions: Sendable, Hashable, Codable {
     /// How to load the model if the call loads it.
     public var loadOptions: LoadOptions?
 
-    /// Creates generation options.
+    /// Creates generation options. The defaults: 256 new tokens, temperature 0.7 with top-k 40, top-p 0.95 and
+    /// min-p 0.05, no repetition penalty, a random seed.
     public init(model: String? = nil, maxTokens: Int = 256, temperature: Double = 0.7, topP: Double = 0.95, topK: Int = 40,
-                minP: Double = 0.05, repetitionPenalty: Double = 1.1, seed: UInt64? = nil, stopSequences: [String] = [],
+                minP: Double = 0.05, repetitionPenalty: Double = 1.0, seed: UInt64? = nil, stopSequences: [String] = [],
                 systemPrompt: String? = nil, history: [ChatTurn] = [], rawPrompt: Bool = false, loadOptions: LoadOptions? = nil) {
         self.model = model
         self.maxTokens = maxTokens

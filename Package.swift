@@ -32,12 +32,18 @@ let package = Package(
             swiftSettings: optimisedSwift
         ),
 
-        // The public SDK.
+        // The SDK's core: catalog, registry, downloads, residency, services and the backend protocol. Knows no engine.
         .target(
-            name: "RunAnywhere",
-            dependencies: ["CCurl", "CCrypto", "CArchive", "RunAnywhereGGUF"],
+            name: "RunAnywhereCore",
+            dependencies: ["CCurl", "CCrypto", "CArchive"],
             resources: [.copy("Catalog/catalog.json")]
         ),
+
+        // The native engine as a backend of the core.
+        .target(name: "RunAnywhereNative", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF"]),
+
+        // What apps import: the core with the default backends registered.
+        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative"]),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
@@ -60,12 +66,12 @@ let package = Package(
         // The documentation's "complete picker" as a terminal program (built with everything else).
         .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
         // Download benchmark driver (bench/download/run.sh); not a product.
-        .executableTarget(name: "download-bench", dependencies: ["RunAnywhere"], path: "bench/download/Sources"),
+        .executableTarget(name: "download-bench", dependencies: ["RunAnywhere", "RunAnywhereCore"], path: "bench/download/Sources"),
 
-        .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
-        .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
+        .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
+        .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
-        .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
+        .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
     ]
 )

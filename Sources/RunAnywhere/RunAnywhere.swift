@@ -1,67 +1,9 @@
-import Foundation
+@_exported import RunAnywhereCore
+import RunAnywhereNative
 import Synchronization
 
-/// How an SDK instance is set up. The defaults suit an app; tests and tools isolate a storage root.
-public struct RunAnywhereConfiguration: Sendable {
-    /// Where models, partial downloads and the registry live.
-    public var storageRoot: URL
-    /// A remote catalog (same JSON as the built-in one) merged by `refresh(includeRemoteCatalog: true)`.
-    public var remoteCatalogURL: URL?
-    /// At most this many bytes of resident models (nil: only what the system has available).
-    public var memoryBudgetBytes: Int64?
-    /// At most this many resident models; the least recently used one is evicted (nil: no limit).
-    public var maxResidentModels: Int?
-    /// Hosts besides huggingface.co/hf.co that may receive the Hugging Face token (for tests and mirrors).
-    public var trustedTokenHosts: Set<String>
-    /// Environment consulted for `HF_TOKEN`, `HF_HOME` and `HOME`.
-    public var environment: [String: String]
-
-    /// Creates a configuration. With no `storageRoot`, uses `$RUNANYWHERE_HOME`, else
-    /// `$XDG_DATA_HOME/runanywhere`, else `~/.local/share/runanywhere`.
-    public init(storageRoot: URL? = nil, remoteCatalogURL: URL? = nil, memoryBudgetBytes: Int64? = nil,
-                maxResidentModels: Int? = nil, trustedTokenHosts: Set<String> = [],
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
-        self.storageRoot = storageRoot ?? StorageLayout.defaultRoot(environment: environment)
-        self.remoteCatalogURL = remoteCatalogURL ?? environment["RUNANYWHERE_CATALOG_URL"].flatMap(URL.init(string:))
-        self.memoryBudgetBytes = memoryBudgetBytes
-        self.maxResidentModels = maxResidentModels
-        self.trustedTokenHosts = Set(trustedTokenHosts.map { $0.lowercased() })
-        self.environment = environment
-    }
-}
-
-/// One independent SDK instance: a registry, downloads and resident models over one storage root.
-///
-/// Apps use the shared instance through ``RunAnywhere``; tests and tools create their own.
-public final class RunAnywhereSDK: Sendable {
-    /// The configuration this instance was made with.
-    public let configuration: RunAnywhereConfiguration
-    /// The model catalog and its residency.
-    public let models: ModelManager
-    /// Text generation.
-    public let llm: LLMService
-
-    let tokens: HFTokenStore
-
-    /// Creates an instance over `configuration.storageRoot`.
-    public init(configuration: RunAnywhereConfiguration = RunAnywhereConfiguration()) {
-        self.configuration = configuration
-        let layout = StorageLayout(root: configuration.storageRoot)
-        tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts)
-        models = ModelManager(configuration: configuration, layout: layout, tokens: tokens)
-        llm = LLMService(models: models)
-    }
-
-    /// Sets the Hugging Face token used for gated or private repositories (nil clears it).
-    ///
-    /// The token is sent only to huggingface.co and hf.co over https, never to a host a redirect leads to.
-    /// With `persist: true` it is also stored under the storage root with mode 0600.
-    public func setHfToken(_ token: String?, persist: Bool = false) throws {
-        try tokens.set(token, persist: persist)
-    }
-}
-
-/// The RunAnywhere SDK.
+/// The RunAnywhere SDK: what an app imports. It is the core (catalog, downloads, residency, services) with the
+/// default backends registered: the native GGUF engine.
 ///
 /// ```swift
 /// let result = try await RunAnywhere.llm.generate(prompt: "Hello", options: LlmOptions(model: "qwen3-0.6b"))
@@ -71,9 +13,12 @@ public enum RunAnywhere {
     private static let current = Mutex<RunAnywhereSDK?>(nil)
 
     /// The SDK version.
-    public static let version = "0.1.0"
+    public static var version: String { RunAnywhereSDK.version }
 
-    static var userAgent: String { "runanywhere-swift/\(version)" }
+    /// The backends an instance gets unless it is given others, in the order they are tried.
+    public static func defaultBackends() -> [any InferenceBackend] {
+        [NativeBackend()]
+    }
 
     /// The shared instance, created on first use with the default configuration.
     public static var shared: RunAnywhereSDK {
@@ -100,5 +45,12 @@ public enum RunAnywhere {
     public static func setHfToken(_ token: String?) {
         // Setting the in-memory token cannot fail; persisting is opt-in through the instance API.
         try? shared.setHfToken(token, persist: false)
+    }
+}
+
+extension RunAnywhereSDK {
+    /// Creates an instance over `configuration.storageRoot` with the default backends (``RunAnywhere/defaultBackends()``).
+    public convenience init(configuration: RunAnywhereConfiguration = RunAnywhereConfiguration()) {
+        self.init(configuration: configuration, backends: RunAnywhere.defaultBackends())
     }
 }

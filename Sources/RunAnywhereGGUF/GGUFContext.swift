@@ -1,6 +1,10 @@
 import CKernels
 #if canImport(Glibc)
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #elseif canImport(Darwin)
 import Darwin
 #endif
@@ -88,7 +92,7 @@ public final class GGUFContext: @unchecked Sendable {
     ///   - threads: threads of the forward pass, caller included (clamped to 1...512).
     ///   - batchSize: most tokens per pass while evaluating a prompt.
     /// - Throws: ``GGUFError`` when the sizes are invalid or threads cannot be started.
-    public init(model: GGUFModel, contextLength: Int, threads: Int, batchSize: Int = 256) throws {
+    public init(model: GGUFModel, contextLength: Int, threads: Int, batchSize: Int = GGUFLoadParameters.defaultBatchSize) throws {
         self.model = model
         self.contextLength = contextLength
         self.threads = min(max(1, threads), 512)
@@ -100,8 +104,7 @@ public final class GGUFContext: @unchecked Sendable {
     /// Creates a context from load parameters (defaults: the trained context length capped at 4096, every core).
     /// - Throws: as ``init(model:contextLength:threads:batchSize:)``.
     public convenience init(model: GGUFModel, parameters: GGUFLoadParameters) throws {
-        let trained = model.trainedContextLength > 0 ? model.trainedContextLength : 4096
-        try self.init(model: model, contextLength: parameters.contextLength ?? min(trained, 4096),
+        try self.init(model: model, contextLength: parameters.contextLength ?? GGUFLoadParameters.defaultContextLength(trained: model.trainedContextLength),
                       threads: parameters.threads ?? GGUFContext.defaultThreadCount, batchSize: parameters.batchSize)
     }
 

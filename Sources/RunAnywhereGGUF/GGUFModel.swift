@@ -9,8 +9,19 @@ public struct GGUFLoadParameters: Sendable, Hashable, Codable {
     /// Most tokens evaluated in one pass of prompt processing.
     public var batchSize: Int
 
+    /// The most context a load allocates when it does not say (the model's trained length when smaller).
+    public static let defaultMaximumContextLength = 4096
+    /// Tokens evaluated at once during prompt processing unless said otherwise (sizes the scratch memory).
+    public static let defaultBatchSize = 256
+
+    /// The context a load gets when it does not say: the trained length (4096 when the file does not say), capped
+    /// at ``defaultMaximumContextLength``.
+    public static func defaultContextLength(trained: Int) -> Int {
+        min(trained > 0 ? trained : defaultMaximumContextLength, defaultMaximumContextLength)
+    }
+
     /// Creates load parameters.
-    public init(contextLength: Int? = nil, threads: Int? = nil, batchSize: Int = 256) {
+    public init(contextLength: Int? = nil, threads: Int? = nil, batchSize: Int = GGUFLoadParameters.defaultBatchSize) {
         self.contextLength = contextLength
         self.threads = threads
         self.batchSize = batchSize

@@ -194,7 +194,11 @@ struct Sampler: Sendable {
 }
 
 #if canImport(Glibc)
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 #elseif canImport(Darwin)
 import Darwin
 #endif

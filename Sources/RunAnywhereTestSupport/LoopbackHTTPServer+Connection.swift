@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Serves one connection: reads a request, answers it as its route's next action says, and closes — or, when
 /// the server keeps connections alive and the answer was a whole file or range, reads the next request.

@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// A small HTTP/1.1 server on `127.0.0.1` (port chosen by the system) whose routes are scripted

@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// A size-limited tmpfs mounted on a temporary folder, for tests that must really run out of disk.
 /// Mounting needs root (CAP_SYS_ADMIN); ``isAvailable`` says whether it works here.

@@ -1,6 +1,7 @@
 import CArchive
 import Foundation
-@testable import RunAnywhere
+import RunAnywhere
+@testable import RunAnywhereCore
 import RunAnywhereTestSupport
 import Testing
 

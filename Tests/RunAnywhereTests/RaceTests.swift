@@ -1,7 +1,8 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import RunAnywhere
+import RunAnywhere
+@testable import RunAnywhereCore
 import RunAnywhereTestSupport
 
 /// Concurrent operations on one storage root: nothing corrupt, nothing deadlocked (every step has a timeout).

@@ -1,5 +1,6 @@
 import Foundation
-@testable import RunAnywhere
+import RunAnywhere
+@testable import RunAnywhereCore
 import RunAnywhereTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import RunAnywhere
+import RunAnywhere
+@testable import RunAnywhereCore
 import RunAnywhereTestSupport
 
 /// An SDK over a temporary root with the demo models published on a loopback mirror.
@@ -220,7 +221,7 @@ final class GatedBackend: InferenceBackend, @unchecked Sendable {
         await withCheckedContinuation { c in DispatchQueue.global().async { self.started.wait(); c.resume() } }
     }
 
-    final class Model: BackendModel, @unchecked Sendable {
+    final class Model: TextGenerationModel, @unchecked Sendable {
         let backend: GatedBackend
         init(backend: GatedBackend) { self.backend = backend }
         var memoryBytes: Int64 { 1000 }

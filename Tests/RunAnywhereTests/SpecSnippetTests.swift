@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import RunAnywhere
+import RunAnywhere
+@testable import RunAnywhereCore
 import RunAnywhereTestSupport
 
 /// The Swift snippets of the public documentation page, as written, so the API cannot drift from the spec.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-@testable import RunAnywhere
+import RunAnywhere
+@testable import RunAnywhereCore
 import RunAnywhereTestSupport
 
 /// Resident memory around load and unload, measured in a child process (see ``ChildProcessProbe``):

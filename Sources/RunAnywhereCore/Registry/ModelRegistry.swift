@@ -27,7 +27,11 @@ actor ModelRegistry {
     private var cache: [String: (mtime: timespec, size: Int64, manifest: ModelManifest)] = [:]
     private var lastProblems: [String: String] = [:]
 
-    init(layout: StorageLayout, builtIn: [ModelInfo]) {
+    /// Inspects downloaded files (``InferenceBackend/inspect(_:)``).
+    private let backends: BackendSet
+
+    init(layout: StorageLayout, builtIn: [ModelInfo], backends: BackendSet) {
+        self.backends = backends
         self.layout = layout
         self.builtIn = builtIn
         if let data = try? Data(contentsOf: layout.remoteCatalogCache),
@@ -182,10 +186,17 @@ actor ModelRegistry {
             if stored.downloadSize == nil { stored.downloadSize = stored.artifact.totalSizeBytes }
         }
         let dir = layout.modelDirectory(id: model.id, framework: model.framework)
-        // A GGUF is read once here: what its header says joins the registry, and a file that is not a
-        // valid GGUF is reported now rather than at load time.
-        if stored.format == .gguf, let primary = Self.primaryFile(of: stored, records: files) {
-            stored = try GGUFInspector.enrich(stored, primaryFile: dir.appendingPathComponent(primary))
+        // The backends read the files once here: what they say (a GGUF header's architecture, context, …) joins the
+        // registry, and a malformed file is reported now rather than at load time.
+        if let primary = Self.primaryFile(of: stored, records: files) {
+            var located = stored
+            located.localPath = dir
+            located.primaryFilePath = dir.appendingPathComponent(primary)
+            if var described = try backends.inspect(located) {
+                described.localPath = stored.localPath
+                described.primaryFilePath = stored.primaryFilePath
+                stored = described
+            }
         }
         let manifest = ModelManifest(model: stored, files: files, downloadedAt: Date())
         try write(manifest, to: dir.appendingPathComponent("manifest.json"))
@@ -244,7 +255,7 @@ actor ModelRegistry {
     }
 
     static func validate(_ file: ModelFileDescriptor) throws {
-        guard let scheme = file.url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
+        guard file.url.isHTTPOrHTTPS else {
             throw RunAnywhereError(.invalidConfiguration, "Unsupported URL '\(file.url.absoluteString)': only http and https downloads are allowed.")
         }
         if file.url.user != nil || file.url.password != nil {

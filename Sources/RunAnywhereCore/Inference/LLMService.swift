@@ -53,32 +53,27 @@ public final class LLMService: Sendable {
     private func run(prompt: String, options: LlmOptions, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
         try options.validate()
         let start = monotonicSeconds()
-        let id = try await resolveModel(options)
+        let id = try await models.ensureResident(options.model, categories: [.language, .vision], loadOptions: options.loadOptions)
         try Task.checkCancellation()
-        guard let lease = await models.residency.beginLease(id) else {
-            throw RunAnywhereError(.modelNotLoaded, "Model '\(id)' was unloaded before generation could start.", modelId: id)
-        }
-        await lease.lock.acquire()
-        let handle = lease.handle
         let firstToken = Mutex<Double?>(nil)
         let text = Mutex<String>("")
         let request = BackendGenerationRequest(prompt: prompt, options: options)
-        let outcome = await Result(catching: {
-            try await BlockingWork.run(name: "runanywhere-generate") { flag in
-                try handle.generate(request, onText: { piece in
+        let (stats, info) = try await models.residency.withLease(id) { handle, info in
+            guard let model = handle as? any TextGenerationModel else {
+                throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' does not generate text (loaded by \(info.backend.rawValue)).", modelId: id)
+            }
+            let stats = try await BlockingWork.run(name: "runanywhere-generate") { flag in
+                try model.generate(request, onText: { piece in
                     firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
                     text.withLock { $0 += piece }
                     continuation.yield(.text(piece))
                 }, shouldContinue: { !flag.isCancelled })
             }
-        })
-        // Hand the model back before reporting, so an unload right after this call frees it at once.
-        await lease.lock.release()
-        await models.residency.endLease(id, handle: handle)
-        let stats = try outcome.get()
+            return (stats, info)
+        }
         let ttft = (firstToken.withLock { $0 } ?? monotonicSeconds()) - start
         let result = GenerationResult(
-            text: text.withLock { $0 }, modelId: id, backend: lease.info.backend,
+            text: text.withLock { $0 }, modelId: id, backend: info.backend,
             promptTokens: stats.promptTokens, outputTokens: stats.outputTokens,
             timeToFirstTokenSeconds: ttft,
             promptTokensPerSecond: stats.promptSeconds > 0 ? Double(stats.promptTokens) / stats.promptSeconds : 0,
@@ -86,43 +81,11 @@ public final class LLMService: Sendable {
             finishReason: stats.finishReason)
         continuation.yield(.completed(result))
     }
-
-    /// The model this call uses, loaded: the one named (downloaded and loaded on demand) or the resident one.
-    private func resolveModel(_ options: LlmOptions) async throws -> String {
-        guard let id = options.model else {
-            if let resident = await models.residency.mostRecent(category: .language) { return resident }
-            throw RunAnywhereError(.modelNotLoaded, "No language model is loaded. Name one in LlmOptions(model:) or load one with models.load(id:).")
-        }
-        var model = try await models.require(id)
-        guard model.category == .language || model.category == .vision else {
-            throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a language model.", modelId: id)
-        }
-        if !model.isDownloaded {
-            model = try await models.downloadToCompletion(id: id)
-        }
-        let loadOptions = options.loadOptions ?? LoadOptions()
-        if await models.residency.isResident(id), options.loadOptions == nil {
-            return id
-        }
-        _ = try await models.residency.load(model, options: loadOptions, evictIfNeeded: true)
-        return id
-    }
 }
 
 extension Result where Failure == any Error {
     /// The outcome of an async throwing body, as a value.
     init(catching body: () async throws -> Success) async {
         do { self = .success(try await body()) } catch { self = .failure(error) }
-    }
-}
-
-extension ModelManager {
-    /// Downloads a model and waits for its verified files; progress is visible to anyone else
-    /// downloading the same id (the transfer is shared).
-    func downloadToCompletion(id: String) async throws -> ModelInfo {
-        for try await event in try await download(id: id) {
-            if case .completed(let model) = event { return model }
-        }
-        throw RunAnywhereError(.downloadFailed, "The download of '\(id)' ended without completing.", modelId: id)
     }
 }

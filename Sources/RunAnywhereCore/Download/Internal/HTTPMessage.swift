@@ -157,6 +157,14 @@ package func parseRetryAfter(_ value: String?, now: Date = Date()) -> Double? {
 }
 
 /// The scheme, host and port a URL talks to; two URLs with equal origins reach the same server.
+extension URL {
+    /// Whether the URL is one the downloader fetches: http or https (any case).
+    package var isHTTPOrHTTPS: Bool {
+        guard let scheme = scheme?.lowercased() else { return false }
+        return scheme == "http" || scheme == "https"
+    }
+}
+
 package struct URLOrigin: Hashable, Sendable {
     package var scheme: String
     package var host: String

@@ -1,13 +1,19 @@
 import Foundation
+import RunAnywhereCore
 import RunAnywhereGGUF
 
 /// RunAnywhere's own GGUF engine as a backend: serves `.llamaCpp` (GGUF) language models of the
 /// llama, qwen2 and qwen3 architectures on the CPU.
-struct NativeBackend: InferenceBackend {
-    let id = BackendID.native
-    static let architectures: Set<String> = ["llama", "qwen2", "qwen3"]
+public struct NativeBackend: InferenceBackend {
+    /// `.native`.
+    public let id = BackendID.native
+    /// The architectures the engine runs.
+    public static let architectures: Set<String> = ["llama", "qwen2", "qwen3"]
 
-    func cannotServe(_ model: ModelInfo) -> String? {
+    /// Creates the backend.
+    public init() {}
+
+    public func cannotServe(_ model: ModelInfo) -> String? {
         guard model.framework == .llamaCpp else { return "it runs GGUF (llamaCpp) models, not \(model.framework.rawValue)" }
         guard model.format == .gguf else { return "the model file is \(model.format.rawValue), not GGUF" }
         guard model.category == .language else {
@@ -19,25 +25,37 @@ struct NativeBackend: InferenceBackend {
         return nil
     }
 
-    func estimate(_ model: ModelInfo, contextLength: Int?) throws -> BackendMemoryEstimate {
-        let path = try primaryFile(model)
-        let (_, d) = try GGUFInspector.describe(path, modelId: model.id)
-        let context = contextLength ?? min(d.contextLength, GGUFInspector.defaultContextLength)
-        let e = GGUFInspector.estimate(d, contextLength: context)
-        return BackendMemoryEstimate(totalBytes: Int64(e.totalBytes), weightsBytes: Int64(e.weightsBytes),
-                                     workingBytes: Int64(e.kvCacheBytes + e.scratchBytes), contextLength: context,
-                                     maximumContextLength: d.contextLength)
+    public func estimate(_ model: ModelInfo, contextLength: Int?) throws -> BackendMemoryEstimate {
+        try prepareGGUF(model, contextLength: contextLength).estimate
     }
 
-    func load(_ request: BackendLoadRequest) throws -> any BackendModel {
-        let path = try primaryFile(request.model)
-        do {
-            let model = try GGUFModel(path: path.path)
-            let context = try GGUFContext(model: model, contextLength: request.contextLength, threads: request.threads)
-            return NativeModel(model: model, context: context, modelId: request.model.id)
-        } catch let error as GGUFError {
-            throw error.runAnywhereError(modelId: request.model.id, path: path)
-        }
+    public func load(_ request: BackendLoadRequest) throws -> any BackendModel {
+        try prepareGGUF(request.model, contextLength: request.contextLength).load(request)
+    }
+
+    /// Opens the GGUF once: the header read for the estimate is the one the load maps.
+    public func prepare(_ model: ModelInfo, contextLength: Int?) throws -> any PreparedLoad {
+        try prepareGGUF(model, contextLength: contextLength)
+    }
+
+    public func inspect(_ model: ModelInfo) throws -> ModelInfo? {
+        guard model.format == .gguf, let path = model.primaryFilePath else { return nil }
+        return try GGUFInspector.enrich(model, primaryFile: path)
+    }
+
+    public func releaseFreedMemory() {
+        GGUFEngine.releaseFreedMemory()
+    }
+
+    private func prepareGGUF(_ model: ModelInfo, contextLength: Int?) throws -> NativePreparedLoad {
+        let path = try primaryFile(model)
+        let (file, d) = try GGUFInspector.describe(path, modelId: model.id)
+        let context = contextLength ?? GGUFInspector.defaultContextLength(d)
+        let e = GGUFInspector.estimate(d, contextLength: context)
+        let estimate = BackendMemoryEstimate(totalBytes: Int64(e.totalBytes), weightsBytes: Int64(e.weightsBytes),
+                                             workingBytes: Int64(e.kvCacheBytes + e.scratchBytes), contextLength: context,
+                                             maximumContextLength: d.contextLength)
+        return NativePreparedLoad(file: file, path: path, estimate: estimate)
     }
 
     private func primaryFile(_ model: ModelInfo) throws -> URL {
@@ -48,8 +66,26 @@ struct NativeBackend: InferenceBackend {
     }
 }
 
+/// A GGUF file opened for a load (header parsed, tensors mapped, nothing else allocated yet).
+struct NativePreparedLoad: PreparedLoad {
+    /// The open file.
+    let file: GGUFFile
+    let path: URL
+    let estimate: BackendMemoryEstimate
+
+    func load(_ request: BackendLoadRequest) throws -> any BackendModel {
+        do {
+            let model = try GGUFModel(file: file)
+            let context = try GGUFContext(model: model, contextLength: request.contextLength, threads: request.threads)
+            return NativeModel(model: model, context: context, modelId: request.model.id)
+        } catch let error as GGUFError {
+            throw error.runAnywhereError(modelId: request.model.id, path: path)
+        }
+    }
+}
+
 /// A model loaded in the native engine: weights mapped, one KV cache and thread pool.
-final class NativeModel: BackendModel, @unchecked Sendable {
+final class NativeModel: TextGenerationModel, @unchecked Sendable {
     let model: GGUFModel
     let context: GGUFContext
     let modelId: String
@@ -97,14 +133,16 @@ final class NativeModel: BackendModel, @unchecked Sendable {
                                              shouldContinue: shouldContinue, onText: onText)
             return BackendGenerationStats(promptTokens: stats.promptTokens, outputTokens: stats.generatedTokens,
                                           promptSeconds: stats.promptSeconds, decodeSeconds: stats.decodeSeconds,
-                                          finishReason: FinishReason(stats.finishReason))
+                                          finishReason: RunAnywhereCore.FinishReason(stats.finishReason))
         } catch let error as GGUFError {
             throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' failed: \(error.message).", modelId: modelId)
         }
     }
 }
 
-extension FinishReason {
+/// The engine is a leaf that knows nothing of the SDK, so it has its own finish reasons; this is the one place where
+/// they become the SDK's (exhaustive: a new engine reason does not compile until it is mapped).
+extension RunAnywhereCore.FinishReason {
     init(_ engine: RunAnywhereGGUF.FinishReason) {
         switch engine {
         case .maxTokens: self = .maxTokens

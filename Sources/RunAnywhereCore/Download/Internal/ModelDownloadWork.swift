@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Everything one model download does: lock, fetch every file (resumably), verify, unpack archives,
 /// move into the model folder, register as downloaded.

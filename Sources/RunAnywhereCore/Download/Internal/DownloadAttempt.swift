@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One attempt of a ``FileDownloader``, run on its own thread: open (and lock) the partial, decide
 /// where to resume, transfer, verify, move into place.
@@ -170,8 +174,7 @@ struct DownloadAttempt {
             guard rename(staging, to) == 0 else { throw posixFailure("move into place", to) }
             try? FileManager.default.removeItem(atPath: from)
         }
-        let folder = open(request.destination.deletingLastPathComponent().path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if folder >= 0 { _ = fsync(folder); close(folder) }
+        FileSystem.syncDirectory(request.destination.deletingLastPathComponent())
     }
 
     func discard() {

@@ -1,6 +1,10 @@
 import CArchive
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// What an extraction produced.
 package struct ExtractionSummary: Sendable, Hashable {

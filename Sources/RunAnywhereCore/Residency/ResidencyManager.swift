@@ -21,8 +21,7 @@ actor ResidencyManager {
         var threads: Int
     }
 
-    private var backends: [BackendID: any InferenceBackend] = [:]
-    private var backendOrder: [BackendID] = []
+    private let backends: BackendSet
     private var residents: [String: Resident] = [:]
     private var loading: [String: (key: LoadKey, task: Task<LoadedModel, any Error>)] = [:]
     private let memoryBudget: Int64?
@@ -30,20 +29,21 @@ actor ResidencyManager {
     /// Where available memory comes from (replaceable in tests).
     private let availableMemory: @Sendable () -> Int64?
 
-    init(backends: [any InferenceBackend], memoryBudget: Int64?, maxResident: Int?,
+    init(backends: BackendSet, memoryBudget: Int64?, maxResident: Int?,
          availableMemory: @escaping @Sendable () -> Int64? = SystemMemory.loadableBytes) {
+        self.backends = backends
         self.memoryBudget = memoryBudget
         self.maxResident = maxResident
         self.availableMemory = availableMemory
-        for b in backends where self.backends[b.id] == nil {
-            self.backends[b.id] = b
-            backendOrder.append(b.id)
-        }
     }
 
     func register(_ backend: any InferenceBackend) {
-        if backends[backend.id] == nil { backendOrder.append(backend.id) }
-        backends[backend.id] = backend
+        backends.register(backend)
+    }
+
+    /// Asks every backend to give freed memory back to the system (after a model's last reference went).
+    private func returnFreedMemory() {
+        for backend in backends.ordered { backend.releaseFreedMemory() }
     }
 
     // MARK: Resolving options
@@ -52,7 +52,9 @@ actor ResidencyManager {
         let backend: any InferenceBackend
         let note: String?
         let key: LoadKey
-        let estimate: BackendMemoryEstimate
+        /// The model as opened for this load, with its memory estimate.
+        let prepared: any PreparedLoad
+        var estimate: BackendMemoryEstimate { prepared.estimate }
     }
 
     /// Checks every option and picks the backend, context and threads, or throws naming the problem.
@@ -87,7 +89,7 @@ actor ResidencyManager {
         // Backends, in the order asked for, then any that can serve the model.
         var chosen: (any InferenceBackend)?
         for pref in options.backendPreferences {
-            guard let backend = backends[pref.backend] else {
+            guard let backend = backends.backend(pref.backend) else {
                 let why = "backend \(pref.backend.rawValue) is not available in this build"
                 if pref.required { throw RunAnywhereError(.backendUnavailable, "Cannot load '\(model.id)': \(why), and it is required.", modelId: model.id) }
                 notes.append("\(why); fell back")
@@ -103,22 +105,22 @@ actor ResidencyManager {
         }
         if chosen == nil {
             var reasons: [String] = []
-            for id in backendOrder {
-                guard let b = backends[id] else { continue }
-                if let why = b.cannotServe(model) { reasons.append("\(id.rawValue): \(why)") } else { chosen = b; break }
+            for b in backends.ordered {
+                if let why = b.cannotServe(model) { reasons.append("\(b.id.rawValue): \(why)") } else { chosen = b; break }
             }
             if chosen == nil {
                 throw RunAnywhereError(.backendUnavailable, "No backend can serve '\(model.id)' (\(model.framework.rawValue), \(model.format.rawValue)): \(reasons.isEmpty ? "no backend is registered" : reasons.joined(separator: "; ")).", modelId: model.id)
             }
         }
         guard let backend = chosen else { throw RunAnywhereError(.backendUnavailable, "No backend for '\(model.id)'.", modelId: model.id) }
-        let estimate = try backend.estimate(model, contextLength: options.contextLength)
+        let prepared = try backend.prepare(model, contextLength: options.contextLength)
+        let estimate = prepared.estimate
         if let c = options.contextLength, let maxC = estimate.maximumContextLength, c > maxC {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength \(c) exceeds the maximum of '\(model.id)' (\(maxC) tokens).", modelId: model.id)
         }
         let threads = options.threads ?? min(cores, 8)
         let key = LoadKey(backend: backend.id, contextLength: estimate.contextLength, threads: threads)
-        return Plan(backend: backend, note: notes.isEmpty ? nil : notes.joined(separator: "; "), key: key, estimate: estimate)
+        return Plan(backend: backend, note: notes.isEmpty ? nil : notes.joined(separator: "; "), key: key, prepared: prepared)
     }
 
     // MARK: Loading
@@ -140,10 +142,11 @@ actor ResidencyManager {
         try makeRoom(for: model.id, needed: plan.estimate.totalBytes, evict: evictIfNeeded)
         let estimate = plan.estimate
         let backend = plan.backend
+        let prepared = plan.prepared
         let request = BackendLoadRequest(model: model, contextLength: plan.key.contextLength, threads: plan.key.threads)
         let task = Task<LoadedModel, any Error> {
             let start = monotonicSeconds()
-            let handle = try await BlockingWork.run(name: "runanywhere-load") { _ in try backend.load(request) }
+            let handle = try await BlockingWork.run(name: "runanywhere-load") { _ in try prepared.load(request) }
             let seconds = monotonicSeconds() - start
             let info = LoadedModel(id: model.id, category: model.category, backend: backend.id, backendNote: plan.note,
                                    contextLength: plan.key.contextLength, threads: plan.key.threads,
@@ -182,9 +185,8 @@ actor ResidencyManager {
             return room
         }
         func evictOne() -> Bool {
-            let idle = residents.filter { $0.key != id && $0.value.activeCalls == 0 }
-            guard let victim = idle.min(by: { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }) else { return false }
-            unload(victim.key)
+            guard let victim = leastRecentlyUsedIdle(excluding: id) else { return false }
+            unload(victim)
             return true
         }
         if let maxResident, residents[id] == nil {
@@ -204,7 +206,7 @@ actor ResidencyManager {
         loading[id] = nil
         guard let removed = residents.removeValue(forKey: id) else { return }
         // Freed now unless a call still holds it; then the call's end releases it (see endLease).
-        if removed.activeCalls == 0 { SystemMemory.returnFreedMemory() }
+        if removed.activeCalls == 0 { returnFreedMemory() }
     }
 
     /// Unloads every model, or those of one category.
@@ -229,10 +231,25 @@ actor ResidencyManager {
         residents.values.filter { $0.info.category == category }.max { $0.info.lastUsedAt < $1.info.lastUsedAt }?.info.id
     }
 
-    // MARK: Leases for generation
+    // MARK: Leases for calls
 
-    /// Holds a resident model for one call: it is not evicted until ``endLease(_:)``.
-    func beginLease(_ id: String) -> (handle: any BackendModel, lock: AsyncSerialLock, info: LoadedModel)? {
+    /// Runs `body` with the resident model `id` held for one call: calls on one model run one at a time, the model
+    /// is not evicted while the call runs, and an unload during the call frees it when the call ends.
+    /// - Throws: `.modelNotLoaded` when the model is not resident; what `body` throws.
+    nonisolated func withLease<T>(_ id: String, _ body: (any BackendModel, LoadedModel) async throws -> T) async throws -> T {
+        guard let lease = await beginLease(id) else {
+            throw RunAnywhereError(.modelNotLoaded, "Model '\(id)' was unloaded before the call could start.", modelId: id)
+        }
+        await lease.lock.acquire()
+        let outcome = await Result { try await body(lease.handle, lease.info) }
+        // Hand the model back before reporting, so an unload right after this call frees it at once.
+        await lease.lock.release()
+        await endLease(id, handle: lease.handle)
+        return try outcome.get()
+    }
+
+    /// Holds a resident model for one call: it is not evicted until ``endLease(_:handle:)``.
+    private func beginLease(_ id: String) -> (handle: any BackendModel, lock: AsyncSerialLock, info: LoadedModel)? {
         guard var r = residents[id] else { return nil }
         r.activeCalls += 1
         r.info.lastUsedAt = Date()
@@ -240,10 +257,10 @@ actor ResidencyManager {
         return (r.handle, r.lock, r.info)
     }
 
-    func endLease(_ id: String, handle: any BackendModel) {
+    private func endLease(_ id: String, handle: any BackendModel) {
         guard var r = residents[id], r.handle === handle else {
             // The model was unloaded or replaced during the call, which held the last reference.
-            SystemMemory.returnFreedMemory()
+            returnFreedMemory()
             return
         }
         r.activeCalls = max(0, r.activeCalls - 1)
@@ -256,10 +273,14 @@ actor ResidencyManager {
     /// the least recently used idle models go.
     private func enforceResidentLimit(keeping id: String) {
         guard let maxResident else { return }
-        while residents.count > maxResident {
-            let idle = residents.filter { $0.key != id && $0.value.activeCalls == 0 }
-            guard let victim = idle.min(by: { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }) else { return }
-            unload(victim.key)
+        while residents.count > maxResident, let victim = leastRecentlyUsedIdle(excluding: id) {
+            unload(victim)
         }
+    }
+
+    /// The eviction victim: the least recently used resident model that no call is using, other than `id`.
+    private func leastRecentlyUsedIdle(excluding id: String) -> String? {
+        residents.filter { $0.key != id && $0.value.activeCalls == 0 }
+            .min { $0.value.info.lastUsedAt < $1.value.info.lastUsedAt }?.key
     }
 }

@@ -1,5 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The small JSON file beside a `.partial` that says what the partial bytes are, so a later run can
 /// resume them. Holds no secrets: no tokens, no headers, only the URL the caller asked for.
@@ -66,19 +70,4 @@ package struct DownloadSegment: Codable, Sendable, Hashable {
 
     /// Bytes still missing.
     package var remaining: Int64 { end - start - written }
-}
-
-/// Free bytes available to this user on the volume holding a path (`statvfs` `f_bavail`).
-package func availableDiskBytes(at path: String) throws -> Int64 {
-    var info = statvfs()
-    var probe = path
-    // The path may not exist yet: ask about its nearest existing ancestor.
-    while statvfs(probe, &info) != 0 {
-        let parent = (probe as NSString).deletingLastPathComponent
-        guard errno == ENOENT, !parent.isEmpty, parent != probe else {
-            throw RunAnywhereError(.storageFailure, "Cannot read the free space of \(path): \(String(cString: strerror(errno))).")
-        }
-        probe = parent
-    }
-    return Int64(info.f_bavail) * Int64(info.f_frsize)
 }

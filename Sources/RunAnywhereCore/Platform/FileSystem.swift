@@ -1,53 +1,9 @@
 import Foundation
+#if canImport(Glibc)
 import Glibc
-
-/// What the registry persists for one model, beside its files.
-///
-/// Holds no secrets and no absolute paths, so a storage root can be moved or copied.
-struct ModelManifest: Codable, Sendable, Hashable {
-    /// One verified file of a downloaded model.
-    struct FileRecord: Codable, Sendable, Hashable {
-        /// Path relative to the model folder.
-        var relativePath: String
-        /// Size in bytes.
-        var sizeBytes: Int64
-        /// SHA-256 when it was verified or computed.
-        var sha256: String?
-    }
-
-    static let currentSchema = 1
-
-    var schemaVersion: Int = currentSchema
-    var model: ModelInfo
-    var files: [FileRecord]
-    var downloadedAt: Date?
-
-    init(model: ModelInfo, files: [FileRecord] = [], downloadedAt: Date? = nil) {
-        var stored = model
-        stored.localPath = nil
-        stored.primaryFilePath = nil
-        self.model = stored
-        self.files = files
-        self.downloadedAt = downloadedAt
-    }
-
-    static func decode(from data: Data) throws -> ModelManifest {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .iso8601
-        let manifest = try decoder.decode(ModelManifest.self, from: data)
-        guard manifest.schemaVersion <= currentSchema else {
-            throw RunAnywhereError(.invalidConfiguration, "manifest schema \(manifest.schemaVersion) is newer than this SDK understands (\(currentSchema))")
-        }
-        return manifest
-    }
-
-    func encoded() throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.dateEncodingStrategy = .iso8601
-        return try encoder.encode(self)
-    }
-}
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// File helpers shared by the registry and the downloader.
 enum FileSystem {
@@ -118,15 +74,10 @@ enum FileSystem {
         return Int64(st.st_size)
     }
 
-    /// Free bytes for an unprivileged user on the volume holding `url` (or its nearest existing parent).
+    /// Free bytes for an unprivileged user on the volume holding `url` (or its nearest existing parent); nil when
+    /// the system cannot say.
     static func freeBytes(at url: URL) -> Int64? {
-        var probe = url
-        while !FileManager.default.fileExists(atPath: probe.path), probe.path != "/" {
-            probe = probe.deletingLastPathComponent()
-        }
-        var s = statvfs()
-        guard statvfs(probe.path, &s) == 0 else { return nil }
-        return Int64(s.f_bavail) * Int64(s.f_frsize)
+        try? availableDiskBytes(at: url.path)
     }
 
     /// Total size of the regular files below a folder (registry manifests not counted).
@@ -140,4 +91,19 @@ enum FileSystem {
         }
         return total
     }
+}
+
+/// Free bytes available to this user on the volume holding a path (`statvfs` `f_bavail`).
+package func availableDiskBytes(at path: String) throws -> Int64 {
+    var info = statvfs()
+    var probe = path
+    // The path may not exist yet: ask about its nearest existing ancestor.
+    while statvfs(probe, &info) != 0 {
+        let parent = (probe as NSString).deletingLastPathComponent
+        guard errno == ENOENT, !parent.isEmpty, parent != probe else {
+            throw RunAnywhereError(.storageFailure, "Cannot read the free space of \(path): \(String(cString: strerror(errno))).")
+        }
+        probe = parent
+    }
+    return Int64(info.f_bavail) * Int64(info.f_frsize)
 }

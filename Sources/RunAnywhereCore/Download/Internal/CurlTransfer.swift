@@ -1,6 +1,10 @@
 import CCurl
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Receives one response of a ``CurlTransfer``. Called on the transfer's thread, one call at a time.
 package protocol TransferSink: AnyObject {
@@ -47,7 +51,7 @@ package struct TransferOptions: Sendable, Hashable {
     /// Redirects followed before giving up.
     package var maxRedirects: Int = 10
     /// The `User-Agent` sent.
-    package var userAgent: String = RunAnywhere.userAgent
+    package var userAgent: String = RunAnywhereSDK.userAgent
 
     package init(connectTimeout: Double = 30, stallTimeout: Double = 60, maxRedirects: Int = 10) {
         self.connectTimeout = connectTimeout
@@ -78,7 +82,7 @@ package enum CurlTransfer {
         guard CurlGlobal.ensureInitialized() else {
             throw TransferError.permanent(RunAnywhereError(.downloadFailed, "libcurl could not be initialised."))
         }
-        guard let origin = URLOrigin(request.url), origin.scheme == "http" || origin.scheme == "https" else {
+        guard let origin = URLOrigin(request.url), request.url.isHTTPOrHTTPS else {
             throw TransferError.permanent(RunAnywhereError(.invalidConfiguration,
                 "Cannot download \(request.url.absoluteString): only http and https URLs are supported."))
         }
@@ -97,7 +101,7 @@ package enum CurlTransfer {
                 return head
             case .redirect(let head, let location):
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL,
-                      let scheme = next.scheme?.lowercased(), scheme == "http" || scheme == "https", next.host != nil else {
+                      next.isHTTPOrHTTPS, next.host != nil else {
                     throw TransferError.permanent(RunAnywhereError(.downloadFailed,
                         "\(url.absoluteString) redirected to '\(withoutCredentials(location))', which is not an http or https URL."))
                 }

@@ -1,8 +1,44 @@
 import Foundation
-import RunAnywhereGGUF
+#if canImport(Darwin)
+import Darwin
+#endif
 
 /// Facts about memory from the system: what is available, the cgroup limit, this process's RSS.
+///
+/// Linux reads /proc and the cgroup files. The Darwin branches (iOS: `os_proc_available_memory`, macOS: the VM
+/// statistics' free + inactive + purgeable pages; RSS from `task_info`) are written for Apple platforms but never
+/// compiled here (no macOS machine): see the README's platform notes.
 enum SystemMemory {
+    #if canImport(Darwin)
+    /// Memory a new allocation can get without the system reclaiming from others, bytes.
+    static func availableBytes() -> Int64? {
+        #if os(iOS) || os(tvOS) || os(watchOS) || os(visionOS)
+        let n = os_proc_available_memory()
+        return n > 0 ? Int64(n) : nil
+        #else
+        var stats = vm_statistics64()
+        var count = mach_msg_type_number_t(MemoryLayout<vm_statistics64>.size / MemoryLayout<integer_t>.size)
+        let result = withUnsafeMutablePointer(to: &stats) { p in
+            p.withMemoryRebound(to: integer_t.self, capacity: Int(count)) { host_statistics64(mach_host_self(), HOST_VM_INFO64, $0, &count) }
+        }
+        guard result == KERN_SUCCESS else { return nil }
+        return (Int64(stats.free_count) + Int64(stats.inactive_count) + Int64(stats.purgeable_count)) * Int64(vm_kernel_page_size)
+        #endif
+    }
+
+    /// Apple platforms have no cgroups.
+    static func cgroupRemainingBytes() -> Int64? { nil }
+
+    /// This process's resident set size, bytes.
+    static func residentBytes() -> Int64? {
+        var info = mach_task_basic_info()
+        var count = mach_msg_type_number_t(MemoryLayout<mach_task_basic_info>.size / MemoryLayout<natural_t>.size)
+        let result = withUnsafeMutablePointer(to: &info) { p in
+            p.withMemoryRebound(to: integer_t.self, capacity: Int(count)) { task_info(mach_task_self_, task_flavor_t(MACH_TASK_BASIC_INFO), $0, &count) }
+        }
+        return result == KERN_SUCCESS ? Int64(info.resident_size) : nil
+    }
+    #else
     /// `MemAvailable` from /proc/meminfo, bytes.
     static func availableBytes() -> Int64? {
         guard let text = try? String(contentsOfFile: "/proc/meminfo", encoding: .utf8) else { return nil }
@@ -36,11 +72,7 @@ enum SystemMemory {
         guard parts.count >= 2, let pages = Int64(parts[1]) else { return nil }
         return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
     }
-
-    /// Gives freed heap memory back to the system (after a model is released).
-    static func returnFreedMemory() {
-        GGUFEngine.releaseFreedMemory()
-    }
+    #endif
 
     /// What a new model may use: the least of MemAvailable and the cgroup's room.
     static func loadableBytes() -> Int64? {

@@ -127,7 +127,7 @@ package struct FileDownloader: Sendable {
         progress: @escaping @Sendable (FileDownloadProgress) -> Void = { _ in },
         verifying: @escaping @Sendable () -> Void = {}
     ) async throws -> FileDownloadResult {
-        guard let scheme = request.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+        guard request.url.isHTTPOrHTTPS else {
             throw RunAnywhereError(.invalidConfiguration, "Cannot download \(request.url.absoluteString): only http and https URLs are supported.")
         }
         let tracker = ProgressTracker(interval: policy.progressInterval, report: progress)

@@ -1,12 +1,13 @@
 import Foundation
+import RunAnywhereCore
 import RunAnywhereGGUF
 
 /// Reads what a GGUF header says about a model, for the registry and the memory check.
 enum GGUFInspector {
     /// The context a model is loaded with when LoadOptions does not say: the model's own maximum, capped.
-    static let defaultContextLength = 4096
-    /// Tokens evaluated at once during prompt processing (sizes the scratch memory).
-    static let batchSize = 256
+    static func defaultContextLength(_ d: GGUFModelDescription) -> Int {
+        GGUFLoadParameters.defaultContextLength(trained: d.contextLength)
+    }
 
     /// Opens and describes a GGUF file, mapping reader errors to `.invalidModelFormat` / `.backendUnavailable`.
     static func describe(_ path: URL, modelId: String?) throws -> (GGUFFile, GGUFModelDescription) {
@@ -26,13 +27,14 @@ enum GGUFInspector {
         m.parameterCount = Int64(d.parameterCount)
         m.contextLength = d.contextLength
         m.quantization = d.quantization
-        m.memoryRequirement = Int64(estimate(d, contextLength: min(d.contextLength, defaultContextLength)).totalBytes)
+        m.memoryRequirement = Int64(estimate(d, contextLength: defaultContextLength(d)).totalBytes)
         return m
     }
 
     /// Weights + KV cache (F16) + scratch for one batch.
     static func estimate(_ d: GGUFModelDescription, contextLength: Int) -> GGUFMemoryEstimate {
-        GGUFMemoryEstimate(description: d, weightsBytes: d.tensorBytes, contextLength: contextLength, batchSize: batchSize)
+        GGUFMemoryEstimate(description: d, weightsBytes: d.tensorBytes, contextLength: contextLength,
+                           batchSize: GGUFLoadParameters.defaultBatchSize)
     }
 }
 

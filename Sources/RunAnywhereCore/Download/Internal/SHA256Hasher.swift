@@ -1,6 +1,10 @@
 import CCrypto
 import Foundation
+#if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import Synchronization
 
 /// Incremental SHA-256 through OpenSSL's EVP interface (uses SHA extensions when the CPU has them).

@@ -8,6 +8,13 @@ public struct BackendLoadRequest: Sendable {
     public var contextLength: Int
     /// CPU threads.
     public var threads: Int
+
+    /// Creates a load request.
+    public init(model: ModelInfo, contextLength: Int, threads: Int) {
+        self.model = model
+        self.contextLength = contextLength
+        self.threads = threads
+    }
 }
 
 /// What a backend must know to generate.
@@ -16,6 +23,12 @@ public struct BackendGenerationRequest: Sendable {
     public var prompt: String
     /// Generation options.
     public var options: LlmOptions
+
+    /// Creates a generation request.
+    public init(prompt: String, options: LlmOptions) {
+        self.prompt = prompt
+        self.options = options
+    }
 }
 
 /// Statistics a backend reports for one generation.
@@ -41,10 +54,17 @@ public struct BackendGenerationStats: Sendable, Hashable {
     }
 }
 
-/// An inference engine that can load models of some frameworks.
+/// An inference engine that can load models of some frameworks: the one boundary between the SDK's core
+/// (catalog, downloads, residency, services) and the engines that run models.
 ///
-/// The native GGUF engine is registered by default; another engine (llama.cpp, ONNX Runtime) can be
-/// added with ``RunAnywhereSDK/registerBackend(_:)`` without touching callers.
+/// The core knows no engine by name. The `RunAnywhere` module registers the default ones (the native GGUF engine;
+/// sherpa-onnx and llama.cpp where their libraries are installed); another engine plugs in by implementing this
+/// protocol and ``RunAnywhereSDK/registerBackend(_:)``, or by being passed to ``RunAnywhereSDK/init(configuration:backends:)``.
+///
+/// A load runs: ``cannotServe(_:)`` to choose the backend, ``prepare(_:contextLength:)`` (open the model once,
+/// estimate its memory; checked against what is available before anything big is allocated), then
+/// ``PreparedLoad/load(_:)`` on a thread of its own. What `load` returns serves calls through the capability
+/// protocols it adopts (``TextGenerationModel``, …).
 public protocol InferenceBackend: Sendable {
     /// The backend's name.
     var id: BackendID { get }
@@ -54,6 +74,40 @@ public protocol InferenceBackend: Sendable {
     func estimate(_ model: ModelInfo, contextLength: Int?) throws -> BackendMemoryEstimate
     /// Loads the model. Runs on a thread of its own; may block.
     func load(_ request: BackendLoadRequest) throws -> any BackendModel
+    /// Opens the model for a load and estimates its memory, so that the load reuses what was read (the default
+    /// calls ``estimate(_:contextLength:)`` and then ``load(_:)``).
+    func prepare(_ model: ModelInfo, contextLength: Int?) throws -> any PreparedLoad
+    /// What the model's files say about it (architecture, parameters, context, quantization, memory need), for the
+    /// registry once a download is verified; nil when the files are not this backend's format (the default).
+    /// Throws `.invalidModelFormat` when they are its format but malformed.
+    func inspect(_ model: ModelInfo) throws -> ModelInfo?
+    /// Gives memory freed by unloaded models back to the system (the default does nothing).
+    func releaseFreedMemory()
+}
+
+/// A load in progress: the model opened by ``InferenceBackend/prepare(_:contextLength:)`` and its memory estimate.
+public protocol PreparedLoad: Sendable {
+    /// Memory the load will need.
+    var estimate: BackendMemoryEstimate { get }
+    /// Finishes the load. Runs on a thread of its own; may block.
+    func load(_ request: BackendLoadRequest) throws -> any BackendModel
+}
+
+extension InferenceBackend {
+    public func prepare(_ model: ModelInfo, contextLength: Int?) throws -> any PreparedLoad {
+        EstimatedLoad(backend: self, estimate: try estimate(model, contextLength: contextLength))
+    }
+
+    public func inspect(_ model: ModelInfo) throws -> ModelInfo? { nil }
+
+    public func releaseFreedMemory() {}
+}
+
+/// The default ``PreparedLoad``: an estimate, then the backend's own load.
+private struct EstimatedLoad: PreparedLoad {
+    let backend: any InferenceBackend
+    let estimate: BackendMemoryEstimate
+    func load(_ request: BackendLoadRequest) throws -> any BackendModel { try backend.load(request) }
 }
 
 /// A backend's memory estimate.
@@ -80,9 +134,15 @@ public struct BackendMemoryEstimate: Sendable, Hashable {
 }
 
 /// A model loaded by a backend. Freed when the last reference goes away.
+///
+/// What it can do is said by the capability protocols it adopts: ``TextGenerationModel`` for text.
 public protocol BackendModel: AnyObject, Sendable {
     /// Memory the backend holds for it, bytes.
     var memoryBytes: Int64 { get }
+}
+
+/// A loaded model that generates text from a prompt.
+public protocol TextGenerationModel: BackendModel {
     /// Generates text for a prompt. Blocking; called serially (never twice at once on one model).
     /// - Parameters:
     ///   - onText: Receives whole UTF-8 text pieces as they are produced.

@@ -17,7 +17,7 @@ public final class ModelManager: Sendable {
     let downloads: DownloadCoordinator
     private let catalogError: RunAnywhereError?
 
-    init(configuration: RunAnywhereConfiguration, layout: StorageLayout, tokens: HFTokenStore) {
+    init(configuration: RunAnywhereConfiguration, layout: StorageLayout, tokens: HFTokenStore, backends: [any InferenceBackend]) {
         self.configuration = configuration
         self.layout = layout
         self.tokens = tokens
@@ -31,9 +31,10 @@ public final class ModelManager: Sendable {
             catalogError = RunAnywhereError(.invalidConfiguration, "Built-in catalog: \(error)")
         }
         self.catalogError = catalogError
-        registry = ModelRegistry(layout: layout, builtIn: builtIn)
+        let backends = BackendSet(backends)
+        registry = ModelRegistry(layout: layout, builtIn: builtIn, backends: backends)
         downloads = DownloadCoordinator(layout: layout, registry: registry, tokens: tokens)
-        residency = ResidencyManager(backends: [NativeBackend()], memoryBudget: configuration.memoryBudgetBytes,
+        residency = ResidencyManager(backends: backends, memoryBudget: configuration.memoryBudgetBytes,
                                      maxResident: configuration.maxResidentModels)
     }
 

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the speech runtime: sherpa-onnx's C API (libsherpa-onnx-c-api.so with the ONNX Runtime it bundles)
+# from the PyPI wheel sherpa-onnx-core, into a project-local, git-ignored folder the SDK searches at run time.
+#   scripts/install-speech.sh            -> .runanywhere-deps/sherpa-onnx/sherpa_onnx/lib/
+#   RUNANYWHERE_SHERPA_ONNX_DIR=/opt/x scripts/install-speech.sh   (somewhere else; then set
+#   RUNANYWHERE_SHERPA_ONNX_LIB=/opt/x/sherpa_onnx/lib for the SDK to find it)
+# Safe to run again: does nothing when the library is already there.
+set -euo pipefail
+
+version="2.0.1"
+root="$(cd "$(dirname "$0")/.." && pwd)"
+dest="${RUNANYWHERE_SHERPA_ONNX_DIR:-$root/.runanywhere-deps/sherpa-onnx}"
+lib="$dest/sherpa_onnx/lib/libsherpa-onnx-c-api.so"
+
+if [ -f "$lib" ] && [ -f "$dest/.version-$version" ]; then
+  echo "install-speech: sherpa-onnx $version already in $dest" >&2
+  exit 0
+fi
+
+py="$(command -v python3 || true)"
+[ -n "$py" ] || { echo "install-speech: python3 with pip is needed to fetch the sherpa-onnx-core wheel" >&2; exit 1; }
+"$py" -m pip --version >/dev/null 2>&1 || { echo "install-speech: pip is missing (Debian: apt-get install python3-pip)" >&2; exit 1; }
+
+echo "install-speech: installing sherpa-onnx-core==$version into $dest" >&2
+rm -rf "$dest"
+mkdir -p "$dest"
+"$py" -m pip install --quiet --disable-pip-version-check --no-deps --target "$dest" "sherpa-onnx-core==$version"
+[ -f "$lib" ] || { echo "install-speech: the wheel did not contain $lib" >&2; exit 1; }
+touch "$dest/.version-$version"
+echo "install-speech: done; the SDK finds $lib by itself from this checkout, or set RUNANYWHERE_SHERPA_ONNX_LIB" >&2

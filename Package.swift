@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "RunAnywhere", targets: ["RunAnywhere"]),
+        .library(name: "RunAnywhereSherpa", targets: ["RunAnywhereSherpa"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -39,6 +40,11 @@ let package = Package(
             resources: [.copy("Catalog/catalog.json")]
         ),
 
+        // Speech recognition through sherpa-onnx's C API, opened at run time (scripts/install-speech.sh installs it).
+        // CSherpaOnnx holds our own declarations of the few structs and entry points used; nothing is linked.
+        .target(name: "CSherpaOnnx"),
+        .target(name: "RunAnywhereSherpa", dependencies: ["RunAnywhere", "CSherpaOnnx"]),
+
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
             name: "RunAnywhereTestSupport",
@@ -47,7 +53,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -66,6 +72,7 @@ let package = Package(
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]
 )

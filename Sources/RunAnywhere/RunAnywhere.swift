@@ -40,6 +40,8 @@ public final class RunAnywhereSDK: Sendable {
     public let models: ModelManager
     /// Text generation.
     public let llm: LLMService
+    /// Speech to text.
+    public let stt: STTService
 
     let tokens: HFTokenStore
 
@@ -50,6 +52,7 @@ public final class RunAnywhereSDK: Sendable {
         tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts)
         models = ModelManager(configuration: configuration, layout: layout, tokens: tokens)
         llm = LLMService(models: models)
+        stt = STTService(models: models)
     }
 
     /// Sets the Hugging Face token used for gated or private repositories (nil clears it).
@@ -95,6 +98,9 @@ public enum RunAnywhere {
 
     /// Text generation: `RunAnywhere.llm.generate(prompt:options:)`.
     public static var llm: LLMService { shared.llm }
+
+    /// Speech to text: `RunAnywhere.stt.transcribe(audio:options:)`.
+    public static var stt: STTService { shared.stt }
 
     /// Sets the Hugging Face token for gated or private repositories. Keep it in the Keychain, never in source.
     public static func setHfToken(_ token: String?) {

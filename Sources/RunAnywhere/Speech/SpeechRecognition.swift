@@ -97,3 +97,12 @@ public protocol SpeechRecognitionModel: BackendModel {
     func transcribe(_ request: BackendTranscriptionRequest, onSegment: (TranscriptionSegment) -> Void,
                     shouldContinue: () -> Bool) throws
 }
+
+extension BackendLoadRequest {
+    /// Creates a load request (for backends' own tests and tools; the SDK makes these when it plans a load).
+    public init(model: ModelInfo, threads: Int, contextLength: Int = 0) {
+        self.model = model
+        self.contextLength = contextLength
+        self.threads = threads
+    }
+}

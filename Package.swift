@@ -67,6 +67,9 @@ let package = Package(
         .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
         // Download benchmark driver (bench/download/run.sh); not a product.
         .executableTarget(name: "download-bench", dependencies: ["RunAnywhere"], path: "bench/download/Sources"),
+        // Speech benchmark driver (bench/stt/run.sh); not a product.
+        .executableTarget(name: "stt-bench", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "RunAnywhereTestSupport"],
+                          path: "bench/stt/Sources"),
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),

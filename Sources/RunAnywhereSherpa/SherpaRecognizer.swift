@@ -71,7 +71,10 @@ final class SherpaRecognizer: @unchecked Sendable {   // used serially (the resi
         withExtendedLifetime(c) {}
     }
 
-    deinit { library.destroyRecognizer(handle) }
+    deinit {
+        library.destroyRecognizer(handle)
+        returnFreedHeap()
+    }
 
     /// The text of `samples` (16 kHz mono), trimmed.
     func recognize(_ samples: UnsafeBufferPointer<Float>) throws -> String {
@@ -87,4 +90,11 @@ final class SherpaRecognizer: @unchecked Sendable {   // used serially (the resi
         let text = result.pointee.text.map { String(cString: $0) } ?? ""
         return text.trimmingCharacters(in: .whitespacesAndNewlines)
     }
+}
+
+/// Hands the heap pages ONNX Runtime just freed back to the system. Its sessions live on the malloc heap
+/// (~100 MB for Moonshine base), and freed chunks in the middle of the heap stay resident until trimmed;
+/// the SDK trims on unload, but that can run before the last reference to the model goes.
+func returnFreedHeap() {
+    _ = ra_so_trim_heap()
 }

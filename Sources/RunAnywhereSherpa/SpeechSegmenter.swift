@@ -101,7 +101,10 @@ final class SherpaVAD: @unchecked Sendable {   // used serially, under the model
         withExtendedLifetime(c) {}
     }
 
-    deinit { library.destroyVAD(handle) }
+    deinit {
+        library.destroyVAD(handle)
+        returnFreedHeap()
+    }
 
     /// The ranges of `samples` the detector marks as speech, in order.
     func speech(_ samples: UnsafeBufferPointer<Float>) -> [Range<Int>] {

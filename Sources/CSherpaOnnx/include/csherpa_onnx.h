@@ -182,6 +182,9 @@ typedef void (*ra_so_vad_void_fn)(const void *vad);
 typedef const ra_so_speech_segment *(*ra_so_vad_front_fn)(const void *vad);
 typedef void (*ra_so_destroy_segment_fn)(const ra_so_speech_segment *segment);
 
+/// Returns freed heap pages to the system (glibc's malloc_trim); 0 elsewhere.
+int ra_so_trim_heap(void);
+
 /// Sizes of the structs above, for the layout check and for tests.
 uint64_t ra_so_offline_recognizer_config_size(void);
 uint64_t ra_so_vad_config_size(void);

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Speech benchmark: Moonshine base (English) through RunAnywhere (RunAnywhere.stt on the sherpa-onnx backend)
+# against sherpa-onnx's own decoder, sherpa-onnx-offline (PyPI sherpa-onnx-bin 2.0.1), on the same model files,
+# the same library build and the same LibriVox clips. Writes bench/results/stt.md.
+#   bench/stt/run.sh [ROUNDS]     (default 3 rounds, alternating the two decoders)
+# Needs scripts/install-speech.sh and scripts/fetch-speech-testdata.sh (run here when missing).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+cd "$root"
+rounds="${1:-3}"
+threads=2
+export PATH=/opt/swift/usr/bin:$PATH
+scripts/install-speech.sh
+scripts/fetch-speech-testdata.sh
+data="${RUNANYWHERE_SPEECH_TESTDATA:-$root/.runanywhere-deps/speech-testdata}"
+lib="$root/.runanywhere-deps/sherpa-onnx/sherpa_onnx/lib"
+work="$root/bench/work/stt"
+mkdir -p "$work"
+
+# sherpa-onnx-offline from its wheel (it needs libonnxruntime.so, which the core wheel has).
+bin="$work/sherpa-onnx-offline"
+if [ ! -x "$bin" ]; then
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$work" sherpa-onnx-bin==2.0.1
+  python3 - "$(ls "$work"/sherpa_onnx_bin-2.0.1-*.whl)" "$bin" <<'PY'
+import sys, zipfile, os
+with zipfile.ZipFile(sys.argv[1]) as z:
+    data = z.read("sherpa_onnx_bin-2.0.1.data/data/bin/sherpa-onnx-offline")
+open(sys.argv[2], "wb").write(data); os.chmod(sys.argv[2], 0o755)
+PY
+fi
+
+RUNANYWHERE_DEV_OPTIMIZE=1 swift build --product stt-bench >&2
+bench="$root/.build/debug/stt-bench"
+clips=("$data"/librivox/*.wav)
+m="$data/moonshine-base-en"
+
+for r in $(seq 1 "$rounds"); do
+  echo "round $r: sherpa-onnx-offline" >&2
+  for c in "${clips[@]}"; do
+    start=$(date +%s.%N)
+    LD_LIBRARY_PATH="$lib" "$bin" --num-threads=$threads --moonshine-encoder="$m/encoder_model.ort" \
+      --moonshine-merged-decoder="$m/decoder_model_merged.ort" --tokens="$m/tokens.txt" "$c" > "$work/theirs-$r-$(basename "$c").log" 2>&1
+    end=$(date +%s.%N)
+    echo "WALL $start $end" >> "$work/theirs-$r-$(basename "$c").log"
+  done
+  echo "round $r: RunAnywhere" >&2
+  "$bench" "$data" $threads 1 "${clips[@]}" > "$work/ours-$r.json"
+done
+
+python3 - "$work" "$rounds" "$data" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" <<'PY' > bench/results/stt.md
+import json, os, re, statistics as st, sys
+work, rounds, data, ncpu, cpu = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+
+def words(t):
+    t = t.lower().replace("mr.", "mister").replace("mrs.", "missus")
+    return re.findall(r"[a-z0-9']+", t)
+
+def wer(ref, hyp):
+    prev = list(range(len(hyp) + 1))
+    for i in range(1, len(ref) + 1):
+        cur = [i] + [0] * len(hyp)
+        for j in range(1, len(hyp) + 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (ref[i - 1] != hyp[j - 1]))
+        prev = cur
+    return prev[-1] / max(1, len(ref))
+
+refs = {}
+for line in open(os.path.join(data, "librivox", "transcription")):
+    m = re.match(r"(.*)\((.*)\)\s*$", line)
+    if m: refs[m.group(2) + ".wav"] = words(m.group(1).replace("<s>", "").replace("</s>", ""))
+
+ours = [json.load(open(os.path.join(work, f"ours-{r}.json"))) for r in range(1, rounds + 1)]
+clips = [c["file"] for c in ours[0]["clips"]]
+rows, same_all = [], True
+tot = {"ref": 0, "ours_err": 0, "theirs_err": 0}
+rtf_o, rtf_t, load_t = [], [], []
+for name in clips:
+    o = [next(c for c in rep["clips"] if c["file"] == name) for rep in ours]
+    audio = o[0]["audioSeconds"]
+    o_rtf = st.median([c["processingSeconds"][0] / audio for c in o])
+    t_rtfs, t_text, t_load = [], None, []
+    for r in range(1, rounds + 1):
+        log = open(os.path.join(work, f"theirs-{r}-{name}.log")).read()
+        el = float(re.search(r"Elapsed seconds: ([0-9.]+)", log).group(1))
+        t_rtfs.append(el / audio)
+        t_text = json.loads(re.findall(r"^\{.*\}$", log, re.M)[-1])["text"]
+        s, e = map(float, re.search(r"WALL ([0-9.]+) ([0-9.]+)", log).groups())
+        t_load.append(e - s - el)
+    t_rtf = st.median(t_rtfs)
+    rtf_o.append(o_rtf); rtf_t.append(t_rtf); load_t.append(st.median(t_load))
+    ow, tw, ref = words(o[0]["text"]), words(t_text), refs[name]
+    same = ow == tw
+    same_all &= same
+    tot["ref"] += len(ref); tot["ours_err"] += wer(ref, ow) * len(ref); tot["theirs_err"] += wer(ref, tw) * len(ref)
+    rows.append(f"| {name.replace('sense_and_sensibility_01_austen_64kb-', '')} | {audio:.2f} | {wer(ref, ow):.3f} | {wer(ref, tw):.3f} | {'yes' if same else 'NO'} | {o_rtf:.3f} | {t_rtf:.3f} | {o_rtf / t_rtf:.2f} |")
+
+load_o = st.median([rep["loadSeconds"][0] for rep in ours])
+r0 = ours[-1]
+mb = lambda b: f"{b / 1e6:.0f} MB"
+print("# Speech recognition: RunAnywhere vs sherpa-onnx-offline\n")
+print(f"Moonshine base English (moonshine-cpp 0.1.4: encoder_model.ort + decoder_model_merged.ort, tokens.txt from tokenizer.bin), "
+      f"the 5 LibriVox clips of Debian's pocketsphinx-testdata (16 kHz PCM16), {ours[0]['threads']} threads, median of {rounds} alternating rounds. "
+      f"Both decoders run the same libsherpa-onnx-c-api / libonnxruntime from sherpa-onnx-core 2.0.1. Machine: {cpu}, {ncpu} cores, "
+      f"shared with other jobs while measured (timings are noisy; both sides equally).\n")
+print("Reproduce: `bench/stt/run.sh [ROUNDS]`.\n")
+print("| clip | audio s | WER ours | WER sherpa-onnx-offline | same words | RTF ours | RTF theirs | ours/theirs |")
+print("|---|---|---|---|---|---|---|---|")
+print("\n".join(rows))
+print(f"\nAll clips: WER ours {tot['ours_err'] / tot['ref']:.3f}, theirs {tot['theirs_err'] / tot['ref']:.3f}; same words on every clip: **{'yes' if same_all else 'NO'}**. "
+      f"WER counts words after lower-casing, dropping punctuation, splitting hyphens, and 'Mr.' as 'mister'.\n")
+print(f"- Real-time factor, mean over clips: ours {st.mean(rtf_o):.3f}, theirs {st.mean(rtf_t):.3f} (ratio {st.mean(rtf_o) / st.mean(rtf_t):.2f}). "
+      "Ours is `TranscriptionResult.processingSeconds` (WAV read + recognition); theirs is sherpa-onnx-offline's `Elapsed seconds` (the same span).")
+print(f"- Time to load: ours {load_o:.2f} s (`LoadedModel.loadSeconds`, first load in the process, including opening the library); "
+      f"theirs {st.median(load_t):.2f} s (process wall time minus its `Elapsed seconds`: start-up plus recognizer creation).")
+print(f"- Resident memory in the benchmark process (last round): before the first load {mb(r0['rssBeforeFirstLoad'])}, loaded {mb(r0['rssAfterLoad'])}, "
+      f"after unload {mb(r0['rssAfterFirstUnload'])} (+{(r0['rssAfterFirstUnload'] / r0['rssBeforeFirstLoad'] - 1) * 100:.1f}%: the library's code stays mapped); "
+      f"heap alone {mb(r0['heapBeforeFirstLoad'])} → {mb(r0['heapAfterLoad'])} → {mb(r0['heapAfterFirstUnload'])} "
+      f"(+{(r0['heapAfterFirstUnload'] / r0['heapBeforeFirstLoad'] - 1) * 100:.1f}%). Second load/unload cycle: {mb(r0['rssBeforeSecondLoad'])} → "
+      f"{mb(r0['rssAfterSecondUnload'])} ({(r0['rssAfterSecondUnload'] / r0['rssBeforeSecondLoad'] - 1) * 100:+.1f}%).")
+PY
+cat bench/results/stt.md

@@ -10,24 +10,12 @@ struct SpeechEndToEndTests {
     /// An SDK over a fresh storage root with the sherpa-onnx backend, and the Moonshine model registered from a
     /// loopback mirror as a tar archive.
     static func setUp() async throws -> (sdk: RunAnywhereSDK, mirror: ModelMirror, dir: TemporaryDirectory) {
-        let root = try #require(SpeechTestData.root)
         let dir = try TemporaryDirectory(prefix: "runanywhere-speech")
-        let tar = dir.url.appendingPathComponent("moonshine-base-en.tar")
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
-        p.arguments = ["-cf", tar.path, "-C", root.path, "moonshine-base-en/encoder_model.ort",
-                       "moonshine-base-en/decoder_model_merged.ort", "moonshine-base-en/tokens.txt"]
-        try p.run()
-        p.waitUntilExit()
-        #expect(p.terminationStatus == 0)
         let mirror = try ModelMirror()
-        let url = mirror.publish("moonshine-base-en.tar", data: try Data(contentsOf: tar))
+        let url = try SpeechTestData.publishMoonshine(on: mirror, scratch: dir.url)
         let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: dir.url.appendingPathComponent("home"), environment: [:]))
         await sdk.models.registerBackend(SpeechTestData.backend())
-        let structure = ArchiveStructure(rootDirectory: "moonshine-base-en",
-                                         expectedFiles: ["encoder_model.ort", "decoder_model_merged.ort", "tokens.txt"])
-        _ = try await sdk.registerModel(archive: url.absoluteString, structure: structure, id: "moonshine-base-en",
-                                        name: "Moonshine base (English)", framework: .onnx, modality: .speechRecognition)
+        try await SpeechTestData.registerMoonshine(url, with: sdk)
         return (sdk, mirror, dir)
     }
 

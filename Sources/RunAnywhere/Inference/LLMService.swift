@@ -89,23 +89,8 @@ public final class LLMService: Sendable {
 
     /// The model this call uses, loaded: the one named (downloaded and loaded on demand) or the resident one.
     private func resolveModel(_ options: LlmOptions) async throws -> String {
-        guard let id = options.model else {
-            if let resident = await models.residency.mostRecent(category: .language) { return resident }
-            throw RunAnywhereError(.modelNotLoaded, "No language model is loaded. Name one in LlmOptions(model:) or load one with models.load(id:).")
-        }
-        var model = try await models.require(id)
-        guard model.category == .language || model.category == .vision else {
-            throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a language model.", modelId: id)
-        }
-        if !model.isDownloaded {
-            model = try await models.downloadToCompletion(id: id)
-        }
-        let loadOptions = options.loadOptions ?? LoadOptions()
-        if await models.residency.isResident(id), options.loadOptions == nil {
-            return id
-        }
-        _ = try await models.residency.load(model, options: loadOptions, evictIfNeeded: true)
-        return id
+        try await models.residentModel(options.model, loadOptions: options.loadOptions, need: .init(
+            categories: [.language, .vision], fallback: .language, kind: "language model", optionsField: "LlmOptions(model:)"))
     }
 }
 

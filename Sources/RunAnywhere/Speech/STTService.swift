@@ -91,21 +91,7 @@ public final class STTService: Sendable {
 
     /// The model this call uses, loaded: the one named (downloaded and loaded on demand) or the resident one.
     private func resolveModel(_ options: SttOptions) async throws -> String {
-        guard let id = options.model else {
-            if let resident = await models.residency.mostRecent(category: .speechRecognition) { return resident }
-            throw RunAnywhereError(.modelNotLoaded, "No speech recognition model is loaded. Name one in SttOptions(model:) or load one with models.load(id:).")
-        }
-        var model = try await models.require(id)
-        guard model.category == .speechRecognition else {
-            throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a speech recognition model.", modelId: id)
-        }
-        if !model.isDownloaded {
-            model = try await models.downloadToCompletion(id: id)
-        }
-        if await models.residency.isResident(id), options.loadOptions == nil {
-            return id
-        }
-        _ = try await models.residency.load(model, options: options.loadOptions ?? LoadOptions(), evictIfNeeded: true)
-        return id
+        try await models.residentModel(options.model, loadOptions: options.loadOptions, need: .init(
+            categories: [.speechRecognition], fallback: .speechRecognition, kind: "speech recognition model", optionsField: "SttOptions(model:)"))
     }
 }

@@ -53,15 +53,18 @@ public struct SherpaOnnxBackend: InferenceBackend {
         let model = request.model
         let layout = try SpeechModelLayout.resolve(model)
         let library = try SherpaOnnxLibrary.open(explicitPath: libraryPath, environment: environment)
-        let recognizer = try SherpaRecognizer(library: library, layout: layout, threads: request.threads, language: nil, modelId: model.id)
-        var vad: SherpaVAD?
-        if let vadPath = vadModel(model) {
-            vad = try SherpaVAD(library: library, model: vadPath, sampleRate: recognizer.sampleRate,
-                                maxSpeechSeconds: layout.windowSeconds * 2 / 3)
+        let thread = SerialThread(name: "runanywhere-sherpa")
+        let vadPath = vadModel(model)
+        let (recognizer, vad) = try thread.sync {
+            let recognizer = try SherpaRecognizer(library: library, layout: layout, threads: request.threads, language: nil, modelId: model.id)
+            let vad = try vadPath.map {
+                try SherpaVAD(library: library, model: $0, sampleRate: recognizer.sampleRate, maxSpeechSeconds: layout.windowSeconds * 2 / 3)
+            }
+            return (recognizer, vad)
         }
         let weights = layout.totalBytes
-        return SherpaSpeechModel(modelId: model.id, layout: layout, threads: request.threads, recognizer: recognizer, vad: vad,
-                                 memoryBytes: weights + Self.workingBytes(weights))
+        return SherpaSpeechModel(modelId: model.id, layout: layout, threads: request.threads, thread: thread, recognizer: recognizer,
+                                 vad: vad, memoryBytes: weights + Self.workingBytes(weights))
     }
 
     /// The Silero VAD model to use, if one is found.
@@ -77,23 +80,36 @@ public struct SherpaOnnxBackend: InferenceBackend {
 }
 
 /// A speech model loaded in sherpa-onnx.
+/// Every call into sherpa-onnx (and the final destroy) runs on the model's own ``SerialThread``.
 final class SherpaSpeechModel: SpeechRecognitionModel, @unchecked Sendable {   // called serially (residency lock)
     let modelId: String
     let layout: SpeechModelLayout
     let threads: Int
-    private var recognizer: SherpaRecognizer
+    private let thread: SerialThread
+    private var recognizer: SherpaRecognizer?
     private var recognizerLanguage: String?
-    let vad: SherpaVAD?
+    private var vad: SherpaVAD?
     let memoryBytes: Int64
-    var sampleRate: Int { recognizer.sampleRate }
+    let sampleRate: Int
 
-    init(modelId: String, layout: SpeechModelLayout, threads: Int, recognizer: SherpaRecognizer, vad: SherpaVAD?, memoryBytes: Int64) {
+    init(modelId: String, layout: SpeechModelLayout, threads: Int, thread: SerialThread, recognizer: SherpaRecognizer,
+         vad: SherpaVAD?, memoryBytes: Int64) {
         self.modelId = modelId
         self.layout = layout
         self.threads = threads
+        self.thread = thread
         self.recognizer = recognizer
+        self.sampleRate = recognizer.sampleRate
         self.vad = vad
         self.memoryBytes = memoryBytes
+    }
+
+    deinit {
+        // Destroyed on the thread that created them, so their memory goes back from one arena.
+        _ = try? thread.sync {
+            recognizer = nil
+            vad = nil
+        }
     }
 
     func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
@@ -101,7 +117,12 @@ final class SherpaSpeechModel: SpeechRecognitionModel, @unchecked Sendable {   /
     }
 
     func transcribe(_ request: BackendTranscriptionRequest, onSegment: (TranscriptionSegment) -> Void, shouldContinue: () -> Bool) throws {
+        try thread.sync { try transcribeHere(request, onSegment: onSegment, shouldContinue: shouldContinue) }
+    }
+
+    private func transcribeHere(_ request: BackendTranscriptionRequest, onSegment: (TranscriptionSegment) -> Void, shouldContinue: () -> Bool) throws {
         try useLanguage(request.language)
+        guard let recognizer else { throw RunAnywhereError(.modelNotLoaded, "Model '\(modelId)' was unloaded.", modelId: modelId) }
         let rate = Double(sampleRate)
         try request.samples.withUnsafeBufferPointer { all in
             let seconds = Double(all.count) / rate
@@ -133,7 +154,9 @@ final class SherpaSpeechModel: SpeechRecognitionModel, @unchecked Sendable {   /
             return
         }
         guard layout.family == .whisper, code != recognizerLanguage else { return }
-        recognizer = try SherpaRecognizer(library: recognizer.library, layout: layout, threads: threads, language: code, modelId: modelId)
+        guard let library = recognizer?.library else { return }
+        recognizer = nil   // the old one goes before the new one is made
+        recognizer = try SherpaRecognizer(library: library, layout: layout, threads: threads, language: code, modelId: modelId)
         recognizerLanguage = code
     }
 }

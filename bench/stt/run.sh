@@ -42,7 +42,10 @@ for r in $(seq 1 "$rounds"); do
     echo "WALL $start $end" >> "$work/theirs-$r-$(basename "$c").log"
   done
   echo "round $r: RunAnywhere" >&2
-  "$bench" "$data" $threads 1 "${clips[@]}" > "$work/ours-$r.json"
+  # One process per clip, as sherpa-onnx-offline runs: each clip is the first decode after a load.
+  for c in "${clips[@]}"; do
+    "$bench" "$data" $threads 1 "$c" > "$work/ours-$r-$(basename "$c").json"
+  done
 done
 
 python3 - "$work" "$rounds" "$data" "$(nproc)" "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" <<'PY' > bench/results/stt.md
@@ -67,13 +70,15 @@ for line in open(os.path.join(data, "librivox", "transcription")):
     m = re.match(r"(.*)\((.*)\)\s*$", line)
     if m: refs[m.group(2) + ".wav"] = words(m.group(1).replace("<s>", "").replace("</s>", ""))
 
-ours = [json.load(open(os.path.join(work, f"ours-{r}.json"))) for r in range(1, rounds + 1)]
-clips = [c["file"] for c in ours[0]["clips"]]
+names = sorted(f[len("ours-1-"):-len(".json")] for f in os.listdir(work) if f.startswith("ours-1-") and f.endswith(".json"))
+# ours[r][clip] = that round's report for that clip (its own process)
+ours = [{n: json.load(open(os.path.join(work, f"ours-{r}-{n}.json"))) for n in names} for r in range(1, rounds + 1)]
+clips = names
 rows, same_all = [], True
 tot = {"ref": 0, "ours_err": 0, "theirs_err": 0}
 rtf_o, rtf_t, load_t = [], [], []
 for name in clips:
-    o = [next(c for c in rep["clips"] if c["file"] == name) for rep in ours]
+    o = [rep[name]["clips"][0] for rep in ours]
     audio = o[0]["audioSeconds"]
     o_rtf = st.median([c["processingSeconds"][0] / audio for c in o])
     t_rtfs, t_text, t_load = [], None, []
@@ -92,12 +97,14 @@ for name in clips:
     tot["ref"] += len(ref); tot["ours_err"] += wer(ref, ow) * len(ref); tot["theirs_err"] += wer(ref, tw) * len(ref)
     rows.append(f"| {name.replace('sense_and_sensibility_01_austen_64kb-', '')} | {audio:.2f} | {wer(ref, ow):.3f} | {wer(ref, tw):.3f} | {'yes' if same else 'NO'} | {o_rtf:.3f} | {t_rtf:.3f} | {o_rtf / t_rtf:.2f} |")
 
-load_o = st.median([rep["loadSeconds"][0] for rep in ours])
-r0 = ours[-1]
+load_o = st.median([rep[n]["loadSeconds"][0] for rep in ours for n in names])
+mem = [rep[n] for rep in ours for n in names]
+r0 = {k: st.median([m[k] for m in mem]) for k in mem[0] if k.startswith(("rss", "heap"))}
+threads_used = mem[0]["threads"]
 mb = lambda b: f"{b / 1e6:.0f} MB"
 print("# Speech recognition: RunAnywhere vs sherpa-onnx-offline\n")
 print(f"Moonshine base English (moonshine-cpp 0.1.4: encoder_model.ort + decoder_model_merged.ort, tokens.txt from tokenizer.bin), "
-      f"the 5 LibriVox clips of Debian's pocketsphinx-testdata (16 kHz PCM16), {ours[0]['threads']} threads, median of {rounds} alternating rounds. "
+      f"the 5 LibriVox clips of Debian's pocketsphinx-testdata (16 kHz PCM16), {threads_used} threads, median of {rounds} alternating rounds, one process per clip for both (each clip is the first decode after a load). "
       f"Both decoders run the same libsherpa-onnx-c-api / libonnxruntime from sherpa-onnx-core 2.0.1. Machine: {cpu}, {ncpu} cores, "
       f"shared with other jobs while measured (timings are noisy; both sides equally).\n")
 print("Reproduce: `bench/stt/run.sh [ROUNDS]`.\n")
@@ -110,7 +117,7 @@ print(f"- Real-time factor, mean over clips: ours {st.mean(rtf_o):.3f}, theirs {
       "Ours is `TranscriptionResult.processingSeconds` (WAV read + recognition); theirs is sherpa-onnx-offline's `Elapsed seconds` (the same span).")
 print(f"- Time to load: ours {load_o:.2f} s (`LoadedModel.loadSeconds`, first load in the process, including opening the library); "
       f"theirs {st.median(load_t):.2f} s (process wall time minus its `Elapsed seconds`: start-up plus recognizer creation).")
-print(f"- Resident memory in the benchmark process (last round): before the first load {mb(r0['rssBeforeFirstLoad'])}, loaded {mb(r0['rssAfterLoad'])}, "
+print(f"- Resident memory of the benchmark process (median over its {len(mem)} runs): before the first load {mb(r0['rssBeforeFirstLoad'])}, loaded {mb(r0['rssAfterLoad'])}, "
       f"after unload {mb(r0['rssAfterFirstUnload'])} (+{(r0['rssAfterFirstUnload'] / r0['rssBeforeFirstLoad'] - 1) * 100:.1f}%: the library's code stays mapped); "
       f"heap alone {mb(r0['heapBeforeFirstLoad'])} → {mb(r0['heapAfterLoad'])} → {mb(r0['heapAfterFirstUnload'])} "
       f"(+{(r0['heapAfterFirstUnload'] / r0['heapBeforeFirstLoad'] - 1) * 100:.1f}%). Second load/unload cycle: {mb(r0['rssBeforeSecondLoad'])} → "

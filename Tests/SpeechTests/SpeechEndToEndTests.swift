@@ -43,6 +43,15 @@ struct SpeechEndToEndTests {
         let fromSamples = try await sdk.stt.transcribe(audio: .samples(at8k, sampleRate: 22_050), options: SttOptions(model: "moonshine-base-en"))
         #expect(SpeechTestData.normalize(fromSamples.text) == clip.words, "\(fromSamples.text)")
 
+        // 32-bit float WAV files (pytest-audioeval's English samples) with their reference text.
+        let root = try #require(SpeechTestData.root)
+        for name in ["hello_world", "quick_brown_fox"] {
+            let dir = root.appendingPathComponent("audioeval/en")
+            let reference = try String(contentsOf: dir.appendingPathComponent(name + ".txt"), encoding: .utf8)
+            let r = try await sdk.stt.transcribe(audio: .file(dir.appendingPathComponent(name + ".wav")), options: SttOptions(model: "moonshine-base-en"))
+            #expect(SpeechTestData.normalize(r.text) == SpeechTestData.normalize(reference), "\(name): \(r.text)")
+        }
+
         #expect(await errorCode { try await sdk.stt.transcribe(audio: .file(clip.wav), options: SttOptions(model: "moonshine-base-en", language: "fr")) } == .invalidConfiguration)
         #expect(await errorCode { try await sdk.models.load(id: "moonshine-base-en", options: LoadOptions(contextLength: 512)) } == .invalidConfiguration)
         try await sdk.models.unload(id: "moonshine-base-en")

@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "RunAnywhere", targets: ["RunAnywhere"]),
+        .library(name: "RunAnywhereSherpa", targets: ["RunAnywhereSherpa"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -42,8 +43,13 @@ let package = Package(
         // The native engine as a backend of the core.
         .target(name: "RunAnywhereNative", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF"]),
 
+        // Speech recognition through sherpa-onnx's C API, opened at run time (scripts/install-speech.sh installs it).
+        // CSherpaOnnx holds our own declarations of the few structs and entry points used; nothing is linked.
+        .target(name: "CSherpaOnnx"),
+        .target(name: "RunAnywhereSherpa", dependencies: ["RunAnywhereCore", "CSherpaOnnx"]),
+
         // What apps import: the core with the default backends registered.
-        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative"]),
+        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereSherpa"]),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
@@ -53,7 +59,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -67,11 +73,15 @@ let package = Package(
         .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
         // Download benchmark driver (bench/download/run.sh); not a product.
         .executableTarget(name: "download-bench", dependencies: ["RunAnywhere", "RunAnywhereCore"], path: "bench/download/Sources"),
+        // Speech benchmark driver (bench/stt/run.sh); not a product.
+        .executableTarget(name: "stt-bench", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "RunAnywhereTestSupport"],
+                          path: "bench/stt/Sources"),
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
     ]
 )

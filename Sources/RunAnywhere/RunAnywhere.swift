@@ -1,9 +1,11 @@
 @_exported import RunAnywhereCore
 import RunAnywhereNative
+import RunAnywhereSherpa
 import Synchronization
 
 /// The RunAnywhere SDK: what an app imports. It is the core (catalog, downloads, residency, services) with the
-/// default backends registered: the native GGUF engine.
+/// default backends registered: the native GGUF engine, and sherpa-onnx for speech (its library is opened at run
+/// time, only when a speech model loads).
 ///
 /// ```swift
 /// let result = try await RunAnywhere.llm.generate(prompt: "Hello", options: LlmOptions(model: "qwen3-0.6b"))
@@ -17,7 +19,7 @@ public enum RunAnywhere {
 
     /// The backends an instance gets unless it is given others, in the order they are tried.
     public static func defaultBackends() -> [any InferenceBackend] {
-        [NativeBackend()]
+        [NativeBackend(), SherpaOnnxBackend()]
     }
 
     /// The shared instance, created on first use with the default configuration.
@@ -40,6 +42,9 @@ public enum RunAnywhere {
 
     /// Text generation: `RunAnywhere.llm.generate(prompt:options:)`.
     public static var llm: LLMService { shared.llm }
+
+    /// Speech to text: `RunAnywhere.stt.transcribe(audio:options:)`.
+    public static var stt: STTService { shared.stt }
 
     /// Sets the Hugging Face token for gated or private repositories. Keep it in the Keychain, never in source.
     public static func setHfToken(_ token: String?) {

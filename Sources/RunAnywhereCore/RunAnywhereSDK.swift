@@ -39,6 +39,8 @@ public final class RunAnywhereSDK: Sendable {
     public let models: ModelManager
     /// Text generation.
     public let llm: LLMService
+    /// Speech to text.
+    public let stt: STTService
 
     let tokens: HFTokenStore
 
@@ -55,6 +57,7 @@ public final class RunAnywhereSDK: Sendable {
         tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts)
         models = ModelManager(configuration: configuration, layout: layout, tokens: tokens, backends: backends)
         llm = LLMService(models: models)
+        stt = STTService(models: models)
     }
 
     /// Sets the Hugging Face token used for gated or private repositories (nil clears it).

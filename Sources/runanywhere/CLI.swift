@@ -5,7 +5,7 @@ import RunAnywhere
 @main
 struct CLI {
     static let commands: [any Command.Type] = [
-        ModelsCommand.self, RunCommand.self, ChatCommand.self, PsCommand.self, DemoCommand.self,
+        ModelsCommand.self, RunCommand.self, TranscribeCommand.self, ChatCommand.self, PsCommand.self, DemoCommand.self,
     ]
 
     static func main() async {
@@ -53,6 +53,8 @@ struct CLI {
         Environment:
           RUNANYWHERE_HOME   storage root (default $XDG_DATA_HOME/runanywhere or ~/.local/share/runanywhere)
           HF_TOKEN           Hugging Face token for gated repositories
+          RUNANYWHERE_SHERPA_ONNX_LIB  sherpa-onnx's libsherpa-onnx-c-api.so or its folder (speech models)
+          RUNANYWHERE_SILERO_VAD       silero_vad.onnx, to cut long audio at silences
           NO_COLOR           disable colours
 
         \(ExitCode.help)

@@ -32,8 +32,9 @@ enum PsCommandRenderer {
         if state.loaded.isEmpty {
             out += "No models loaded in this process.\n"
         } else {
-            out += Output.table(["ID", "BACKEND", "CONTEXT", "THREADS", "MEMORY", "LOADED IN"], state.loaded.map {
-                [$0.id, $0.backend.rawValue, "\($0.contextLength)", "\($0.threads)", ByteFormatter.string($0.memoryBytes), String(format: "%.2f s", $0.loadSeconds)]
+            out += Output.table(["ID", "KIND", "BACKEND", "CONTEXT", "THREADS", "MEMORY", "LOADED IN"], state.loaded.map {
+                [$0.id, $0.category.rawValue, $0.backend.rawValue, $0.contextLength > 0 ? "\($0.contextLength)" : "-", "\($0.threads)",
+                 ByteFormatter.string($0.memoryBytes), String(format: "%.2f s", $0.loadSeconds)]
             }) + "\n"
         }
         out += "Storage: \(ByteFormatter.string(state.storageUsedBytes)) of models in \(root.path)"

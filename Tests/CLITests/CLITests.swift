@@ -23,6 +23,10 @@ struct CLI {
     }
 
     func run(_ arguments: String..., root: String? = nil) throws -> Output {
+        try run(arguments, root: root)
+    }
+
+    func run(_ arguments: [String], root: String? = nil) throws -> Output {
         guard let binary = Self.binary else { throw CocoaError(.fileNoSuchFile) }
         let process = Process()
         process.executableURL = binary

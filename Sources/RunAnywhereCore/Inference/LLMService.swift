@@ -53,7 +53,8 @@ public final class LLMService: Sendable {
     private func run(prompt: String, options: LlmOptions, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
         try options.validate()
         let start = monotonicSeconds()
-        let id = try await models.ensureResident(options.model, categories: [.language, .vision], loadOptions: options.loadOptions)
+        let id = try await models.residentModel(options.model, loadOptions: options.loadOptions, need: .init(
+            categories: [.language, .vision], fallback: .language, kind: "language model", optionsField: "LlmOptions(model:)"))
         try Task.checkCancellation()
         let firstToken = Mutex<Double?>(nil)
         let text = Mutex<String>("")

@@ -131,7 +131,7 @@ actor ModelRegistry {
         case .multiFile(let fs): return (fs.first { $0.role == .model } ?? fs.first)?.fileName
         case .archive(_, let structure):
             if let p = structure.primaryFile { return p }
-            return records.first { $0.relativePath.hasSuffix(".gguf") || $0.relativePath.hasSuffix(".onnx") }?.relativePath
+            return records.first { $0.relativePath.hasSuffix(".gguf") || $0.relativePath.hasSuffix(".onnx") || $0.relativePath.hasSuffix(".ort") }?.relativePath
         }
     }
 

@@ -43,32 +43,6 @@ extension ModelManager {
 }
 
 extension ModelManager {
-    /// The model a call uses, resident: the one named (downloaded, then loaded, on demand) or, with no name, the most
-    /// recently used resident model of the first category. Services (text, speech, vision) all start here.
-    /// - Throws: `.modelNotLoaded` when no model is named and none of those categories is resident; `.modelNotFound`;
-    ///   `.invalidConfiguration` when the model is of another category; the errors of download and load.
-    func ensureResident(_ id: String?, categories: [ModelCategory], loadOptions: LoadOptions?) async throws -> String {
-        let kind = categories.first?.rawValue ?? "model"
-        guard let id else {
-            for category in categories {
-                if let resident = await residency.mostRecent(category: category) { return resident }
-            }
-            throw RunAnywhereError(.modelNotLoaded, "No \(kind) model is loaded. Name one in the options' model, or load one with models.load(id:).")
-        }
-        var model = try await require(id)
-        guard categories.contains(model.category) else {
-            throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a \(kind) model.", modelId: id)
-        }
-        if !model.isDownloaded {
-            model = try await downloadToCompletion(id: id)
-        }
-        if await residency.isResident(id), loadOptions == nil {
-            return id
-        }
-        _ = try await residency.load(model, options: loadOptions ?? LoadOptions(), evictIfNeeded: true)
-        return id
-    }
-
     /// Downloads a model and waits for its verified files; progress is visible to anyone else
     /// downloading the same id (the transfer is shared).
     package func downloadToCompletion(id: String) async throws -> ModelInfo {

@@ -14,6 +14,7 @@ let package = Package(
     platforms: [.macOS(.v14)],
     products: [
         .library(name: "RunAnywhere", targets: ["RunAnywhere"]),
+        .library(name: "RunAnywhereLlamaCpp", targets: ["RunAnywhereLlamaCpp"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -39,6 +40,11 @@ let package = Package(
             resources: [.copy("Catalog/catalog.json")]
         ),
 
+        // Our own declarations of the llama.cpp C interface we call (opened at run time, never linked).
+        .target(name: "CLlamaCpp"),
+        // llama.cpp itself as a backend (BackendID.llamaCpp), loaded at run time when it is installed.
+        .target(name: "RunAnywhereLlamaCpp", dependencies: ["RunAnywhere", "RunAnywhereGGUF", "CLlamaCpp"]),
+
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
             name: "RunAnywhereTestSupport",
@@ -47,7 +53,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -66,6 +72,7 @@ let package = Package(
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]
 )

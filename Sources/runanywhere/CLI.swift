@@ -1,11 +1,12 @@
 import Foundation
 import RunAnywhere
+import RunAnywhereLlamaCpp
 
 /// Entry point of the `runanywhere` command.
 @main
 struct CLI {
     static let commands: [any Command.Type] = [
-        ModelsCommand.self, RunCommand.self, ChatCommand.self, PsCommand.self, DemoCommand.self,
+        ModelsCommand.self, RunCommand.self, ChatCommand.self, PsCommand.self, BenchCommand.self, DemoCommand.self,
     ]
 
     static func main() async {
@@ -34,6 +35,8 @@ struct CLI {
             return ExitCode.usage
         }
         args.removeFirst()
+        // llama.cpp serves what the native engine cannot, and whatever names it with --backend llamaCpp.
+        await RunAnywhere.models.registerBackend(LlamaCppBackend())
         return await Output.guarded { try await command.run(arguments: args) }
     }
 
@@ -53,6 +56,8 @@ struct CLI {
         Environment:
           RUNANYWHERE_HOME   storage root (default $XDG_DATA_HOME/runanywhere or ~/.local/share/runanywhere)
           HF_TOKEN           Hugging Face token for gated repositories
+          RUNANYWHERE_LLAMACPP_LIB  folder of llama.cpp's libraries (default .runanywhere-deps/llamacpp/lib,
+                             filled by scripts/install-llamacpp.sh)
           NO_COLOR           disable colours
 
         \(ExitCode.help)

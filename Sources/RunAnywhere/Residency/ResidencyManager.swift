@@ -107,6 +107,10 @@ actor ResidencyManager {
                 guard let b = backends[id] else { continue }
                 if let why = b.cannotServe(model) { reasons.append("\(id.rawValue): \(why)") } else { chosen = b; break }
             }
+            if let chosen, !reasons.isEmpty {
+                // Not the first backend in order: say which could not and why.
+                notes.append("\(reasons.joined(separator: "; ")); \(chosen.id.rawValue) serves it")
+            }
             if chosen == nil {
                 throw RunAnywhereError(.backendUnavailable, "No backend can serve '\(model.id)' (\(model.framework.rawValue), \(model.format.rawValue)): \(reasons.isEmpty ? "no backend is registered" : reasons.joined(separator: "; ")).", modelId: model.id)
             }

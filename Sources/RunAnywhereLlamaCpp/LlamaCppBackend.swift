@@ -66,7 +66,9 @@ public struct LlamaCppBackend: InferenceBackend {
         }
         let context = contextLength ?? min(description.contextLength, 4096)
         let batch = min(Self.batchSize, context)
-        let e = GGUFMemoryEstimate(description: description, weightsBytes: description.tensorBytes, contextLength: context, batchSize: batch)
+        // llama.cpp rounds the KV cache up to a multiple of 256 cells.
+        let cells = (context + 255) / 256 * 256
+        let e = GGUFMemoryEstimate(description: description, weightsBytes: description.tensorBytes, contextLength: cells, batchSize: batch)
         let logits = description.vocabSize * batch * MemoryLayout<Float>.size
         let working = Int64(e.kvCacheBytes + e.scratchBytes + logits)
         return BackendMemoryEstimate(totalBytes: Int64(e.weightsBytes) + working, weightsBytes: Int64(e.weightsBytes),

@@ -15,9 +15,9 @@ final class LlamaCppModel: BackendModel, @unchecked Sendable {
         self.session = session
         self.modelId = modelId
         prompt = template
-        // What the process grew by while llama.cpp loaded (touched weights, repacked weights, KV cache, scratch);
-        // without a way to measure, the tensors' size.
-        memoryBytes = max(loadedBytes ?? session.modelBytes, 0)
+        // What the process grew by while llama.cpp loaded (touched and repacked weights, KV cache, scratch), and at
+        // least the tensors' size (mapped: a small model's growth drowns in the process's own churn).
+        memoryBytes = max(loadedBytes ?? 0, session.modelBytes)
     }
 
     /// The prompt's token ids: llama.cpp's tokenizer, BOS added unless the template already wrote it.

@@ -11,8 +11,10 @@ final class LlamaCppSession: @unchecked Sendable {
     private let vocab: OpaquePointer
     /// Entries in the vocabulary (the length of a logits row).
     let vocabularySize: Int
-    /// The context window allocated, tokens.
+    /// The context window, tokens: what was asked for (llama.cpp may allocate a little more, see `allocatedContextLength`).
     let contextLength: Int
+    /// What llama.cpp allocated (`llama_n_ctx`; it rounds the request up to its padding).
+    let allocatedContextLength: Int
     /// Most tokens given to one `llama_decode`.
     let batchSize: Int
     /// The tokens whose keys and values are in the cache, in order.
@@ -48,7 +50,8 @@ final class LlamaCppSession: @unchecked Sendable {
         context = c
         vocab = v
         vocabularySize = Int(library.vocabNTokens(v))
-        self.contextLength = Int(library.nCtx(c))
+        allocatedContextLength = Int(library.nCtx(c))
+        self.contextLength = min(contextLength, allocatedContextLength)
         self.batchSize = Int(cp.n_batch)
     }
 

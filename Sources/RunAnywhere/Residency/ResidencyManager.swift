@@ -206,9 +206,14 @@ actor ResidencyManager {
     func unload(_ id: String) {
         loading[id]?.task.cancel()
         loading[id] = nil
-        guard let removed = residents.removeValue(forKey: id) else { return }
+        let idle: Bool
+        do {
+            // The handle is released at the end of this scope, before the heap is trimmed below.
+            guard let removed = residents.removeValue(forKey: id) else { return }
+            idle = removed.activeCalls == 0
+        }
         // Freed now unless a call still holds it; then the call's end releases it (see endLease).
-        if removed.activeCalls == 0 { SystemMemory.returnFreedMemory() }
+        if idle { SystemMemory.returnFreedMemory() }
     }
 
     /// Unloads every model, or those of one category.

@@ -16,9 +16,14 @@ struct LlamaCppPrompt: Sendable {
     /// llama.cpp's template text for `llama_chat_apply_template`.
     let llamaTemplate: String?
 
+    init(template: ChatTemplate?, llamaTemplate: String?) {
+        self.template = template
+        self.llamaTemplate = llamaTemplate
+    }
+
+    /// The templates of a loaded model: ours from the GGUF header, llama.cpp's from the model.
     init(path: URL, session: LlamaCppSession) {
-        template = (try? GGUFFile(path: path.path)).flatMap(ChatTemplate.init(file:))
-        llamaTemplate = session.chatTemplate
+        self.init(template: (try? GGUFFile(path: path.path)).flatMap(ChatTemplate.init(file:)), llamaTemplate: session.chatTemplate)
     }
 
     /// Which renderer applies: "ours (<family>)", "llama.cpp", or "none".

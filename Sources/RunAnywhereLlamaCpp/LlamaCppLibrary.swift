@@ -147,10 +147,15 @@ final class LlamaCppLibrary: @unchecked Sendable {
     private static let opened = Mutex<[String: Result<LlamaCppLibrary, LlamaCppUnavailable>]>([:])
 
     /// Opens the libraries in `directory` (once per process; the outcome, failure included, is kept).
+    /// One llama.cpp per process: its libraries are opened with global symbols, so a second build from another
+    /// directory is refused rather than mixed with the first.
     static func open(_ directory: URL) -> Result<LlamaCppLibrary, LlamaCppUnavailable> {
         let key = directory.standardizedFileURL.path
         return opened.withLock { cache in
             if let done = cache[key] { return done }
+            if let other = cache.first(where: { if case .success = $0.value { return true } else { return false } }) {
+                return .failure(LlamaCppUnavailable("this process already uses llama.cpp from \(other.key); it cannot also load the one in \(key)"))
+            }
             let result = Result { () throws(LlamaCppUnavailable) in try LlamaCppLibrary(directory: directory) }
             cache[key] = result
             return result

@@ -136,7 +136,7 @@ enum BenchCommand: Command {
              mib(r.rssAfterRuns),
              "\(mib(r.rssAfterUnload)) (\(delta(r.rssBeforeLoad, r.rssAfterUnload)))"]
         })
-        for r in rows where r.status != "ok" { out += "\n\(r.backend): \(r.status)" }
+        for r in rows where r.status != "ok" { out += "\n\(r.backend) \(r.status)" }
         out += "\nPROMPT and DECODE: medians of the runs, tokens in brackets; RSS is the whole process's, change since just before loading in brackets."
         return out
     }

@@ -39,7 +39,7 @@ flags=""
 # AMX tile instructions are not wanted: gcc's -march=native may enable them on CPUs whose OS or VM does not.
 if [ "$(uname -m)" = x86_64 ]; then flags="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"; fi
 
-rm -rf "$dest"
+rm -rf "$dest/venv" "$dest/lib"
 mkdir -p "$dest"
 python3 -m venv "$dest/venv"
 start=$(date +%s)

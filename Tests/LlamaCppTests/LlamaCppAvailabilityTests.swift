@@ -28,7 +28,8 @@ struct LlamaCppAvailabilityTests {
             try Data("not a shared library".utf8).write(to: dir.url.appendingPathComponent("lib\(name).so"))
         }
         let why = try #require(LlamaCppBackend(libraryDirectory: dir.url).unavailableReason)
-        #expect(why.contains("could not open"), "\(why)")
+        // Where another test already opened the real llama.cpp, this process refuses a second one before looking.
+        #expect(why.contains("could not open") || why.contains("this process already uses llama.cpp from"), "\(why)")
     }
 
     @Test("the page's pinning example fails with an actionable .backendUnavailable; required: false falls back")

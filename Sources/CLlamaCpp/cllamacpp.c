@@ -28,18 +28,27 @@ static pthread_mutex_t last_error_lock = PTHREAD_MUTEX_INITIALIZER;
 static char last_error[1024];
 static int continuing_error;
 
+static void append_error(const char *text) {
+    size_t used = strlen(last_error);
+    size_t n = strlen(text);
+    while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r')) n--;
+    size_t room = sizeof(last_error) - 1 - used;
+    if (n > room) n = room;
+    memcpy(last_error + used, text, n);
+    last_error[used + n] = 0;
+}
+
 void ra_llama_log_sink(int32_t level, const char *text, void *user_data) {
     (void)user_data;
     if (text == NULL) return;
     pthread_mutex_lock(&last_error_lock);
-    if (level == RA_LOG_ERROR || (level == RA_LOG_CONT && continuing_error)) {
-        size_t used = level == RA_LOG_ERROR ? 0 : strlen(last_error);
-        size_t room = sizeof(last_error) - 1 - used;
-        size_t n = strlen(text);
-        if (n > room) n = room;
-        memcpy(last_error + used, text, n);
-        last_error[used + n] = 0;
+    if (level == RA_LOG_ERROR) {
+        // Error lines since the last clear are kept, joined: the first usually says why, the last what failed.
+        if (last_error[0] != 0) append_error("; ");
+        append_error(text);
         continuing_error = 1;
+    } else if (level == RA_LOG_CONT && continuing_error) {
+        append_error(text);
     } else {
         continuing_error = 0;
     }

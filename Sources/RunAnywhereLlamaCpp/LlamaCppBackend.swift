@@ -56,13 +56,20 @@ public struct LlamaCppBackend: InferenceBackend {
     }
 
     /// Weights, KV cache (F16, llama.cpp's default), scratch and the logits of one batch, from the GGUF header.
+    /// Architectures without attention heads in their header (recurrent ones) are estimated as the file plus a quarter.
     public func estimate(_ model: ModelInfo, contextLength: Int?) throws -> BackendMemoryEstimate {
         let path = try primaryFile(model)
-        let description: GGUFModelDescription
+        let file: GGUFFile
         do {
-            description = try GGUFModelDescription(file: GGUFFile(path: path.path))
+            file = try GGUFFile(path: path.path)
         } catch let error as GGUFError {
             throw RunAnywhereError(.invalidModelFormat, "The model file (\(path.lastPathComponent)) cannot be read as GGUF: \(error.message).", modelId: model.id)
+        }
+        guard let description = try? GGUFModelDescription(file: file) else {
+            let context = contextLength ?? 4096
+            let weights = Int64(file.fileSize)
+            return BackendMemoryEstimate(totalBytes: weights + weights / 4, weightsBytes: weights, workingBytes: weights / 4,
+                                         contextLength: context, maximumContextLength: nil)
         }
         let context = contextLength ?? min(description.contextLength, 4096)
         let batch = min(Self.batchSize, context)
@@ -94,7 +101,7 @@ public struct LlamaCppBackend: InferenceBackend {
             throw RunAnywhereError(code, "llama.cpp could not load '\(model.id)' (\(path.lastPathComponent)): \(error).", modelId: model.id)
         }
         let grown = (ResidentMemory.bytes() ?? 0) - (before ?? 0)
-        return LlamaCppModel(session: session, modelId: model.id, template: LlamaCppPrompt(path: path, session: session),
+        return LlamaCppModel(session: session, modelId: model.id, prompt: LlamaCppPrompt(session: session),
                              loadedBytes: before == nil ? nil : grown)
     }
 

@@ -39,6 +39,8 @@ final class LlamaCppLibrary: @unchecked Sendable {
     let modelGetVocab: ra_llama_model_get_vocab_fn
     let vocabNTokens: ra_llama_vocab_n_tokens_fn
     let vocabIsEOG: ra_llama_vocab_is_eog_fn
+    let vocabBOS: ra_llama_vocab_token_fn
+    let vocabEOS: ra_llama_vocab_token_fn
     let tokenize: ra_llama_tokenize_fn
     let tokenToPiece: ra_llama_token_to_piece_fn
     let chatApplyTemplate: ra_llama_chat_apply_template_fn
@@ -97,6 +99,8 @@ final class LlamaCppLibrary: @unchecked Sendable {
         modelGetVocab = try symbol("llama_model_get_vocab", as: ra_llama_model_get_vocab_fn.self)
         vocabNTokens = try symbol("llama_vocab_n_tokens", as: ra_llama_vocab_n_tokens_fn.self)
         vocabIsEOG = try symbol("llama_vocab_is_eog", as: ra_llama_vocab_is_eog_fn.self)
+        vocabBOS = try symbol("llama_vocab_bos", as: ra_llama_vocab_token_fn.self)
+        vocabEOS = try symbol("llama_vocab_eos", as: ra_llama_vocab_token_fn.self)
         tokenize = try symbol("llama_tokenize", as: ra_llama_tokenize_fn.self)
         tokenToPiece = try symbol("llama_token_to_piece", as: ra_llama_token_to_piece_fn.self)
         chatApplyTemplate = try symbol("llama_chat_apply_template", as: ra_llama_chat_apply_template_fn.self)
@@ -128,7 +132,7 @@ final class LlamaCppLibrary: @unchecked Sendable {
         }
     }
 
-    /// The last error line llama.cpp logged, or nil.
+    /// The error lines llama.cpp logged since the last `ra_llama_clear_last_error()`, or nil.
     static func lastError() -> String? {
         var buffer = [CChar](repeating: 0, count: 1024)
         let n = ra_llama_last_error(&buffer, buffer.count)

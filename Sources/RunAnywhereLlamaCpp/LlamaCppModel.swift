@@ -11,10 +11,10 @@ final class LlamaCppModel: BackendModel, @unchecked Sendable {
     let prompt: LlamaCppPrompt
     let memoryBytes: Int64
 
-    init(session: LlamaCppSession, modelId: String, template: LlamaCppPrompt, loadedBytes: Int64?) {
+    init(session: LlamaCppSession, modelId: String, prompt: LlamaCppPrompt, loadedBytes: Int64?) {
         self.session = session
         self.modelId = modelId
-        prompt = template
+        self.prompt = prompt
         // What the process grew by while llama.cpp loaded (touched and repacked weights, KV cache, scratch), and at
         // least the tensors' size (mapped: a small model's growth drowns in the process's own churn).
         memoryBytes = max(loadedBytes ?? 0, session.modelBytes)

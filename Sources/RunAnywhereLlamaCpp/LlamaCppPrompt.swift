@@ -21,9 +21,11 @@ struct LlamaCppPrompt: Sendable {
         self.llamaTemplate = llamaTemplate
     }
 
-    /// The templates of a loaded model: ours from the GGUF header, llama.cpp's from the model.
-    init(path: URL, session: LlamaCppSession) {
-        self.init(template: (try? GGUFFile(path: path.path)).flatMap(ChatTemplate.init(file:)), llamaTemplate: session.chatTemplate)
+    /// The template of a loaded model (`tokenizer.chat_template`, as llama.cpp read it), for our interpreter and llama.cpp's.
+    init(session: LlamaCppSession) {
+        let source = session.chatTemplate
+        let special = session.specialTokenTexts
+        self.init(template: source.map { ChatTemplate(source: $0, bosToken: special.bos, eosToken: special.eos) }, llamaTemplate: source)
     }
 
     /// Which renderer applies: "ours (<family>)", "llama.cpp", or "none".

@@ -37,6 +37,7 @@ final class LlamaCppSession: @unchecked Sendable {
         cp.n_threads = Int32(threads)
         cp.n_threads_batch = Int32(threads)
         cp.no_perf = true
+        ra_llama_clear_last_error()
         guard let c = library.initFromModel(m, cp) else {
             library.modelFree(m)
             throw LlamaCppFailure("llama.cpp could not create a context of \(contextLength) tokens", detail: LlamaCppLibrary.lastError())
@@ -102,6 +103,12 @@ final class LlamaCppSession: @unchecked Sendable {
         return buffer.prefix(Int(max(0, n))).map { UInt8(bitPattern: $0) }
     }
 
+    /// The text of the BOS and EOS tokens ("" when the model has none), for chat templates.
+    var specialTokenTexts: (bos: String, eos: String) {
+        func text(_ id: Int32) -> String { id < 0 ? "" : String(decoding: piece(id, special: true), as: UTF8.self) }
+        return (text(library.vocabBOS(vocab)), text(library.vocabEOS(vocab)))
+    }
+
     /// Whether the token ends generation.
     func isEndOfGeneration(_ token: Int32) -> Bool { library.vocabIsEOG(vocab, token) }
 
@@ -153,6 +160,7 @@ final class LlamaCppSession: @unchecked Sendable {
         var seqCounts = [Int32](repeating: 1, count: n)
         var seqZero: Int32 = 0
         var flags = (0..<n).map { Int8(outputs($0, n) ? 1 : 0) }
+        ra_llama_clear_last_error()
         let status: Int32 = withUnsafeMutablePointer(to: &seqZero) { zero in
             var seqIDs = [UnsafeMutablePointer<Int32>?](repeating: zero, count: n)
             return ids.withUnsafeMutableBufferPointer { idp in

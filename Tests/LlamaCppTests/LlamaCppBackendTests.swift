@@ -105,4 +105,20 @@ struct LlamaCppBackendTests {
             try await env.sdk.models.load(id: id, options: LoadOptions(backendPreferences: [BackendPreference(backend: .native, required: true)]))
         }
     }
+
+    @Test("an architecture llama.cpp does not know either: .backendUnavailable with llama.cpp's own reason")
+    func unknownArchitecture() async throws {
+        let env = try await LlamaCppEnvironment(); defer { env.close() }
+        let data = try renamingArchitecture(of: try SharedData.model("stories260K"), to: "frobnicator")
+        let id = try await env.add(data, name: "stories-frobnicator")
+        for options in [Self.pinned, LoadOptions()] {
+            do {
+                _ = try await env.sdk.models.load(id: id, options: options)
+                Issue.record("an unknown architecture loaded")
+            } catch let error as RunAnywhereError {
+                #expect(error.code == .backendUnavailable, "\(error)")
+                #expect(error.message.contains("unknown model architecture: 'frobnicator'"), "\(error.message)")
+            }
+        }
+    }
 }

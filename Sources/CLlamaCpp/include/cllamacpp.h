@@ -122,6 +122,7 @@ typedef const char *(*ra_llama_model_chat_template_fn)(const ra_llama_model *mod
 typedef const ra_llama_vocab *(*ra_llama_model_get_vocab_fn)(const ra_llama_model *model);
 typedef int32_t (*ra_llama_vocab_n_tokens_fn)(const ra_llama_vocab *vocab);
 typedef bool (*ra_llama_vocab_is_eog_fn)(const ra_llama_vocab *vocab, ra_llama_token token);
+typedef ra_llama_token (*ra_llama_vocab_token_fn)(const ra_llama_vocab *vocab);  // llama_vocab_bos, llama_vocab_eos
 typedef int32_t (*ra_llama_tokenize_fn)(const ra_llama_vocab *vocab, const char *text, int32_t text_len,
                                         ra_llama_token *tokens, int32_t n_tokens_max, bool add_special, bool parse_special);
 typedef int32_t (*ra_llama_token_to_piece_fn)(const ra_llama_vocab *vocab, ra_llama_token token, char *buf,
@@ -134,10 +135,10 @@ typedef ra_llama_memory *(*ra_llama_get_memory_fn)(const ra_llama_context *ctx);
 typedef void (*ra_llama_memory_clear_fn)(ra_llama_memory *memory, bool data);
 typedef bool (*ra_llama_memory_seq_rm_fn)(ra_llama_memory *memory, int32_t seq_id, int32_t p0, int32_t p1);
 
-/// A log callback that keeps llama.cpp quiet and remembers its last error-level line (thread-safe enough for
-/// its purpose: the text is copied under a mutex). Pass it to llama_log_set.
+/// A log callback that keeps llama.cpp quiet and remembers its error-level lines since the last clear (joined with
+/// "; ", at most 1 KiB, copied under a mutex). Pass it to llama_log_set.
 void ra_llama_log_sink(int32_t level, const char *text, void *user_data);
-/// Copies the last error line llama.cpp logged (NUL-terminated, possibly empty) into buf; returns its length.
+/// Copies the error lines llama.cpp logged since the last clear (NUL-terminated, possibly empty) into buf; returns its length.
 size_t ra_llama_last_error(char *buf, size_t size);
 /// Forgets the last error line (before an operation whose failure should be explained by its own message).
 void ra_llama_clear_last_error(void);

@@ -33,6 +33,7 @@ final class LlamaCppLibrary: @unchecked Sendable {
     let initFromModel: ra_llama_init_from_model_fn
     let free: ra_llama_free_fn
     let nCtx: ra_llama_n_ctx_fn
+    let nThreads: ra_llama_n_threads_fn
     let modelSize: ra_llama_model_size_fn
     let modelDesc: ra_llama_model_desc_fn
     let modelChatTemplate: ra_llama_model_chat_template_fn
@@ -93,6 +94,7 @@ final class LlamaCppLibrary: @unchecked Sendable {
         initFromModel = try symbol("llama_init_from_model", as: ra_llama_init_from_model_fn.self)
         free = try symbol("llama_free", as: ra_llama_free_fn.self)
         nCtx = try symbol("llama_n_ctx", as: ra_llama_n_ctx_fn.self)
+        nThreads = try symbol("llama_n_threads", as: ra_llama_n_threads_fn.self)
         modelSize = try symbol("llama_model_size", as: ra_llama_model_size_fn.self)
         modelDesc = try symbol("llama_model_desc", as: ra_llama_model_desc_fn.self)
         modelChatTemplate = try symbol("llama_model_chat_template", as: ra_llama_model_chat_template_fn.self)

@@ -74,6 +74,9 @@ final class LlamaCppSession: @unchecked Sendable {
     /// The chat template stored in the model, if any.
     var chatTemplate: String? { library.modelChatTemplate(model, nil).map { String(cString: $0) } }
 
+    /// The threads llama.cpp decodes with (`llama_n_threads`).
+    var threads: Int { Int(library.nThreads(context)) }
+
     /// The position the next token goes to.
     var position: Int { cachedTokens.count }
 

@@ -27,10 +27,11 @@ struct LlamaCppReferenceTests {
         #expect(problems.isEmpty, "\(problems.joined(separator: "\n"))")
     }
 
-    @Test("the context is allocated as asked and a prompt past it is refused")
+    @Test("context and threads are passed as asked, and a prompt past the context is refused")
     func contextLength() throws {
         let session = try Self.session("stories260K", contextLength: 64)
         #expect(session.contextLength == 64 && session.allocatedContextLength >= 64)
+        #expect(session.threads == 2)
         #expect(throws: LlamaCppFailure.self) { try session.evaluate([Int32](repeating: 1, count: 65)) }
     }
 }

@@ -116,6 +116,7 @@ typedef void (*ra_llama_model_free_fn)(ra_llama_model *model);
 typedef ra_llama_context *(*ra_llama_init_from_model_fn)(ra_llama_model *model, ra_llama_context_params params);
 typedef void (*ra_llama_free_fn)(ra_llama_context *ctx);
 typedef uint32_t (*ra_llama_n_ctx_fn)(const ra_llama_context *ctx);
+typedef int32_t (*ra_llama_n_threads_fn)(ra_llama_context *ctx);                  // llama_n_threads
 typedef uint64_t (*ra_llama_model_size_fn)(const ra_llama_model *model);
 typedef int32_t (*ra_llama_model_desc_fn)(const ra_llama_model *model, char *buf, size_t size);
 typedef const char *(*ra_llama_model_chat_template_fn)(const ra_llama_model *model, const char *name);

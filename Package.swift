@@ -15,6 +15,7 @@ let package = Package(
     products: [
         .library(name: "RunAnywhere", targets: ["RunAnywhere"]),
         .library(name: "RunAnywhereSherpa", targets: ["RunAnywhereSherpa"]),
+        .library(name: "RunAnywhereLlamaCpp", targets: ["RunAnywhereLlamaCpp"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -48,8 +49,13 @@ let package = Package(
         .target(name: "CSherpaOnnx"),
         .target(name: "RunAnywhereSherpa", dependencies: ["RunAnywhereCore", "CSherpaOnnx"]),
 
+        // Our own declarations of the llama.cpp C interface we call (opened at run time, never linked).
+        .target(name: "CLlamaCpp"),
+        // llama.cpp itself as a backend (BackendID.llamaCpp), loaded at run time when it is installed.
+        .target(name: "RunAnywhereLlamaCpp", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF", "CLlamaCpp"]),
+
         // What apps import: the core with the default backends registered.
-        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereSherpa"]),
+        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereLlamaCpp", "RunAnywhereSherpa"]),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
@@ -59,7 +65,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -77,11 +83,12 @@ let package = Package(
         .executableTarget(name: "stt-bench", dependencies: ["RunAnywhere", "RunAnywhereSherpa", "RunAnywhereTestSupport"],
                           path: "bench/stt/Sources"),
 
-        .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
+        .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
+        .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
     ]
 )

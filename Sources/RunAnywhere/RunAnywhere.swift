@@ -1,11 +1,12 @@
 @_exported import RunAnywhereCore
+import RunAnywhereLlamaCpp
 import RunAnywhereNative
 import RunAnywhereSherpa
 import Synchronization
 
 /// The RunAnywhere SDK: what an app imports. It is the core (catalog, downloads, residency, services) with the
-/// default backends registered: the native GGUF engine, and sherpa-onnx for speech (its library is opened at run
-/// time, only when a speech model loads).
+/// default backends registered: the native GGUF engine; llama.cpp for what the native engine cannot run, or when a
+/// load asks for it; sherpa-onnx for speech (both libraries are opened at run time, when a model needs them).
 ///
 /// ```swift
 /// let result = try await RunAnywhere.llm.generate(prompt: "Hello", options: LlmOptions(model: "qwen3-0.6b"))
@@ -19,7 +20,7 @@ public enum RunAnywhere {
 
     /// The backends an instance gets unless it is given others, in the order they are tried.
     public static func defaultBackends() -> [any InferenceBackend] {
-        [NativeBackend(), SherpaOnnxBackend()]
+        [NativeBackend(), LlamaCppBackend(), SherpaOnnxBackend()]
     }
 
     /// The shared instance, created on first use with the default configuration.

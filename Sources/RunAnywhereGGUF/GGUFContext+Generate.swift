@@ -21,62 +21,14 @@ extension GGUFContext {
         guard prompt.count <= contextLength else {
             throw GGUFError(.unsupported, "the prompt has \(prompt.count) tokens, more than the context length \(contextLength)")
         }
-        let clock = ContinuousClock()
-        // Reuse the cached prefix; at least the last prompt token is evaluated to get logits.
-        var common = 0
-        let cached = cachedTokens
-        while common < min(cached.count, prompt.count - 1) && cached[common] == prompt[common] { common += 1 }
-        truncate(to: common)
-        let promptStart = clock.now
-        // The prompt in passes of batchSize tokens, asking shouldContinue between passes.
-        var logits: [Float] = []
-        var start = common
-        while start < prompt.count {
-            guard shouldContinue() else {
-                return GenerationStats(promptTokens: prompt.count, evaluatedPromptTokens: start - common, generatedTokens: 0,
-                                       promptSeconds: Self.seconds(clock.now - promptStart), decodeSeconds: 0,
-                                       finishReason: .cancelled, tokens: [])
-            }
-            let end = min(prompt.count, start + batchSize)
-            logits = try evaluate(Array(prompt[start..<end]))
-            start = end
-        }
-        let promptSeconds = Self.seconds(clock.now - promptStart)
-
-        var sampler = Sampler(parameters: sampling)
-        var detokenizer = StreamingDetokenizer(tokenizer: model.tokenizer)
-        var filter = StopSequenceFilter(stopSequences: stop)
-        var history = prompt
-        var generated: [Int32] = []
-        var finish = FinishReason.maxTokens
-        let decodeStart = clock.now
-        while generated.count < maxTokens {
-            guard shouldContinue() else { finish = .cancelled; break }
-            let id = sampler.sample(&logits, history: history)
-            if model.tokenizer.isEndOfGeneration(id) { finish = .endOfGeneration; break }
-            generated.append(id)
-            history.append(id)
-            let (text, stopped) = filter.push(detokenizer.append(id))
-            if !text.isEmpty { onText(text) }
-            if stopped { finish = .stopSequence; break }
-            if generated.count >= maxTokens { break }
-            if position >= contextLength { finish = .contextFull; break }
-            logits = try decode(id)
-        }
-        if finish != .stopSequence {
-            let (text, _) = filter.push(detokenizer.flush())
-            let rest = text + filter.finish()
-            if !rest.isEmpty { onText(rest) }
-        }
-        return GenerationStats(promptTokens: prompt.count, evaluatedPromptTokens: prompt.count - common,
-                               generatedTokens: generated.count, promptSeconds: promptSeconds,
-                               decodeSeconds: Self.seconds(clock.now - decodeStart), finishReason: finish, tokens: generated)
+        let r = try TokenLoop.run(NativeLoopEngine(context: self), prompt: prompt, sampling: sampling, maxTokens: maxTokens,
+                                  stop: stop, shouldContinue: shouldContinue, onText: onText)
+        return GenerationStats(promptTokens: r.promptTokens, evaluatedPromptTokens: r.evaluatedPromptTokens,
+                               generatedTokens: r.tokens.count, promptSeconds: r.promptSeconds,
+                               decodeSeconds: r.decodeSeconds, finishReason: r.finishReason, tokens: r.tokens)
     }
 
-    static func seconds(_ d: Duration) -> Double {
-        let c = d.components
-        return Double(c.seconds) + Double(c.attoseconds) * 1e-18
-    }
+    static func seconds(_ d: Duration) -> Double { TokenLoop.seconds(d) }
 }
 
 /// Finds stop sequences in streamed text, holding back any tail that may be the start of one.
@@ -134,4 +86,17 @@ struct StopSequenceFilter: Sendable {
         }
         return nil
     }
+}
+
+/// The native engine's side of ``TokenLoop``.
+struct NativeLoopEngine: TokenLoopEngine {
+    let context: GGUFContext
+
+    var cachedTokens: [Int32] { context.cachedTokens }
+    func truncate(to count: Int) { context.truncate(to: count) }
+    var promptBatchSize: Int { context.batchSize }
+    func evaluate(_ tokens: [Int32]) throws -> [Float] { try context.evaluate(tokens) }
+    func textBytes(of token: Int32) -> ArraySlice<UInt8> { context.model.tokenizer.vocabulary.piece(token, special: false) }
+    func isEndOfGeneration(_ token: Int32) -> Bool { context.model.tokenizer.isEndOfGeneration(token) }
+    var hasRoomForAnotherToken: Bool { context.position < context.contextLength }
 }

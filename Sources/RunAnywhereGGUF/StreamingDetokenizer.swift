@@ -12,7 +12,7 @@
 public struct StreamingDetokenizer: Sendable {
     private let tokenizer: GGUFTokenizer
     private let renderSpecialTokens: Bool
-    private var pending: [UInt8] = []
+    private var text = UTF8Accumulator()
 
     /// A detokenizer that renders control tokens as nothing.
     public init(tokenizer: GGUFTokenizer) {
@@ -27,36 +27,11 @@ public struct StreamingDetokenizer: Sendable {
 
     /// Adds a token; returns the text that is now complete (possibly empty).
     public mutating func append(_ id: Int32) -> String {
-        pending.append(contentsOf: tokenizer.vocabulary.piece(id, special: renderSpecialTokens))
-        let cut = StreamingDetokenizer.completePrefixLength(pending)
-        guard cut > 0 else { return "" }
-        let text = String(decoding: pending[..<cut], as: UTF8.self)
-        pending.removeFirst(cut)
-        return text
+        text.append(tokenizer.vocabulary.piece(id, special: renderSpecialTokens))
     }
 
     /// Returns whatever is still held back (an unfinished character becomes U+FFFD) and resets.
     public mutating func flush() -> String {
-        defer { pending.removeAll() }
-        return String(decoding: pending, as: UTF8.self)
-    }
-
-    /// The length of the longest prefix that does not end inside an unfinished UTF-8 sequence.
-    /// A trailing sequence is held back only while it could still become valid.
-    static func completePrefixLength(_ bytes: [UInt8]) -> Int {
-        let n = bytes.count
-        var i = n - 1
-        // Find the start of the last sequence (at most 3 continuation bytes back).
-        while i >= 0, n - i <= 4, bytes[i] & 0xC0 == 0x80 { i -= 1 }
-        guard i >= 0, n - i <= 4 else { return n }
-        let lead = bytes[i]
-        let needed: Int
-        switch lead {
-        case 0xC2...0xDF: needed = 2
-        case 0xE0...0xEF: needed = 3
-        case 0xF0...0xF4: needed = 4
-        default: return n     // ASCII or a byte that can never start a sequence
-        }
-        return n - i < needed ? i : n
+        text.flush()
     }
 }

@@ -102,15 +102,8 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
 
     /// The prompt as the model expects it: through its chat template unless raw, or when it has none.
     func renderPrompt(_ request: BackendGenerationRequest) -> String {
-        guard !request.options.rawPrompt, let template else {
-            if let system = request.options.systemPrompt, !request.options.rawPrompt { return system + "\n\n" + request.prompt }
-            return request.prompt
-        }
-        var messages: [ChatMessage] = []
-        if let system = request.options.systemPrompt { messages.append(ChatMessage(role: "system", content: system)) }
-        for turn in request.options.history { messages.append(ChatMessage(role: turn.role.rawValue, content: turn.content)) }
-        messages.append(ChatMessage(role: "user", content: request.prompt))
-        return template.render(messages, addGenerationPrompt: true)
+        guard !request.options.rawPrompt, let template else { return request.untemplatedPrompt }
+        return template.render(request.conversation.map { ChatMessage(role: $0.role, content: $0.content) }, addGenerationPrompt: true)
     }
 
     func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
@@ -119,12 +112,7 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
         // A template that writes the BOS text itself (Llama 2/3) must not get a second one.
         let addSpecial = !(templated && template?.rendersBOS(text) == true)
         let tokens = model.tokenizer.encode(text, addSpecial: addSpecial, parseSpecial: templated)
-        guard !tokens.isEmpty else {
-            throw RunAnywhereError(.invalidConfiguration, "The prompt is empty after tokenization.", modelId: modelId)
-        }
-        guard tokens.count < context.contextLength else {
-            throw RunAnywhereError(.invalidConfiguration, "The prompt is \(tokens.count) tokens, more than the context window of \(context.contextLength). Load the model with a larger LoadOptions.contextLength or shorten the prompt.", modelId: modelId)
-        }
+        try BackendGenerationRequest.checkPrompt(tokenCount: tokens.count, contextLength: context.contextLength, modelId: modelId)
         let o = request.options
         let sampling = SamplingParameters(temperature: Float(o.temperature), topK: o.topK, topP: Float(o.topP), minP: Float(o.minP),
                                           repetitionPenalty: Float(o.repetitionPenalty), seed: o.seed)

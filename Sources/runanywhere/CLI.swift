@@ -5,7 +5,7 @@ import RunAnywhere
 @main
 struct CLI {
     static let commands: [any Command.Type] = [
-        ModelsCommand.self, RunCommand.self, TranscribeCommand.self, ChatCommand.self, PsCommand.self, DemoCommand.self,
+        ModelsCommand.self, RunCommand.self, TranscribeCommand.self, ChatCommand.self, PsCommand.self, BenchCommand.self, DemoCommand.self,
     ]
 
     static func main() async {
@@ -55,6 +55,8 @@ struct CLI {
           HF_TOKEN           Hugging Face token for gated repositories
           RUNANYWHERE_SHERPA_ONNX_LIB  sherpa-onnx's libsherpa-onnx-c-api.so or its folder (speech models)
           RUNANYWHERE_SILERO_VAD       silero_vad.onnx, to cut long audio at silences
+          RUNANYWHERE_LLAMACPP_LIB  folder of llama.cpp's libraries (default .runanywhere-deps/llamacpp/lib,
+                             filled by scripts/install-llamacpp.sh)
           NO_COLOR           disable colours
 
         \(ExitCode.help)

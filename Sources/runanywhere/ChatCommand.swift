@@ -22,7 +22,7 @@ enum ChatCommand: Command {
             try await PullCommand.pull(id: id, quiet: false)
         }
         let loaded = try await RunAnywhere.models.load(id: id, options: options.loadOptions ?? LoadOptions())
-        Output.stderr("Loaded \(id) on \(loaded.backend.rawValue) (\(ByteFormatter.string(loaded.memoryBytes)), context \(loaded.contextLength)). /exit to quit.")
+        Output.stderr("Loaded \(id) on \(loaded.backend.rawValue) (\(ByteFormatter.string(loaded.memoryBytes)), context \(loaded.contextLength))\(loaded.backendNote.map { "; \($0)" } ?? ""). /exit to quit.")
         let interactive = isatty(STDIN_FILENO) == 1
         while true {
             if interactive { FileHandle.standardOutput.write(Data(">>> ".utf8)) }

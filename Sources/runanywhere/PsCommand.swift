@@ -36,6 +36,9 @@ enum PsCommandRenderer {
                 [$0.id, $0.category.rawValue, $0.backend.rawValue, $0.contextLength > 0 ? "\($0.contextLength)" : "-", "\($0.threads)",
                  ByteFormatter.string($0.memoryBytes), String(format: "%.2f s", $0.loadSeconds)]
             }) + "\n"
+            for m in state.loaded {
+                if let note = m.backendNote { out += "\(m.id) on \(m.backend.rawValue): \(note)\n" }
+            }
         }
         out += "Storage: \(ByteFormatter.string(state.storageUsedBytes)) of models in \(root.path)"
         if let free = state.storageFreeBytes { out += ", \(ByteFormatter.string(free)) free" }

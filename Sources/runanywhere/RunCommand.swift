@@ -19,7 +19,8 @@ enum RunCommand: Command {
           --system TEXT        system prompt
           --context-length N   context window to allocate
           --threads N          CPU threads
-          --backend B          native or llamaCpp (required: fails if that backend cannot serve the model)
+          --backend B          native or llamaCpp (required: fails if that backend cannot serve the model;
+                               without it the native engine serves what it supports, llama.cpp the rest)
           --raw                send the prompt as written, without the chat template
           --json               print the result as JSON instead of streaming text
 
@@ -75,6 +76,9 @@ enum RunCommand: Command {
         }
         let result = try await stream(prompt: prompt, options: options)
         reportSpeed(result)
+        if let note = await RunAnywhere.models.state().loaded.first(where: { $0.id == id })?.backendNote {
+            Output.stderr("[\(result.backend.rawValue): \(note)]")
+        }
         return ExitCode.ok
     }
 

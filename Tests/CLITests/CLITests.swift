@@ -31,8 +31,11 @@ struct CLI {
         let process = Process()
         process.executableURL = binary
         process.arguments = arguments
-        process.environment = ["RUNANYWHERE_HOME": root ?? home.path + "/root", "HOME": home.path, "NO_COLOR": "1",
-                               "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
+        var environment = ["RUNANYWHERE_HOME": root ?? home.path + "/root", "HOME": home.path, "NO_COLOR": "1",
+                           "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
+        // Where llama.cpp is, when the tests were told (else the binary finds the project-local install, if any).
+        environment["RUNANYWHERE_LLAMACPP_LIB"] = ProcessInfo.processInfo.environment["RUNANYWHERE_LLAMACPP_LIB"]
+        process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -58,7 +61,7 @@ struct CLITests {
         #expect(v.status == 0 && v.stdout.contains(RunAnywhere.version))
         let h = try cli.run("--help")
         #expect(h.status == 0 && h.stdout.contains("Exit codes"))
-        for command in [["models", "list"], ["models", "info"], ["models", "pull"], ["models", "register"], ["models", "rm"], ["models", "refresh"], ["run"], ["chat"], ["ps"], ["demo"]] {
+        for command in [["models", "list"], ["models", "info"], ["models", "pull"], ["models", "register"], ["models", "rm"], ["models", "refresh"], ["run"], ["chat"], ["ps"], ["bench"], ["demo"]] {
             let r = try cli.run(command[0], command.count > 1 ? command[1] : "--help", "--help")
             #expect(r.status == 0 && r.stdout.contains("Usage:"), "\(command): \(r.stderr)")
         }
@@ -122,6 +125,25 @@ struct CLITests {
         #expect(rm.status == 0)
         let after = try #require(cli.json(try cli.run("models", "list", "--downloaded", "--json")) as? [Any])
         #expect(after.isEmpty)
+    }
+
+    @Test("bench prints a row per backend: figures, or why a backend cannot serve the model")
+    func bench() throws {
+        let cli = try CLI(); defer { cli.home.remove() }
+        let mirror = try ModelMirror(); defer { mirror.stop() }
+        let url = mirror.publishDemoModel(.forest).url
+        #expect(try cli.run("models", "register", url.absoluteString, "--id", "forest").status == 0)
+        let notYet = try cli.run("bench", "forest")
+        #expect(notYet.status != 0 && notYet.stderr.contains("models pull forest"), "\(notYet.stderr)")
+        #expect(try cli.run("models", "pull", "forest").status == 0)
+        let table = try cli.run("bench", "forest", "--reps", "1", "--prompt-tokens", "16", "--gen-tokens", "4")
+        #expect(table.status == 0, "\(table.stderr)")
+        #expect(table.stdout.contains("BACKEND") && table.stdout.contains("native ") && table.stdout.contains("tok/s"), "\(table.stdout)")
+        #expect(table.stdout.contains("llamaCpp "), "a row or the reason llama.cpp is unavailable: \(table.stdout)")
+        let rows = try #require(cli.json(try cli.run("bench", "forest", "--backend", "native", "--reps", "1", "--gen-tokens", "2", "--json")) as? [[String: Any]])
+        #expect(rows.count == 1 && rows[0]["backend"] as? String == "native" && (rows[0]["decodeTokensPerSecond"] as? Double ?? 0) > 0)
+        let bad = try cli.run("bench", "forest", "--backend", "onnx")
+        #expect(bad.status == 2)
     }
 
     @Test("chat keeps the model loaded across messages and answers /ps and /exit")

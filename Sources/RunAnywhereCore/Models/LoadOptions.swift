@@ -75,7 +75,8 @@ public struct LoadedModel: Sendable, Hashable, Codable {
     public var category: ModelCategory
     /// The backend serving it.
     public var backend: BackendID
-    /// Why this backend serves it when it is not the first preference (a fallback), else nil.
+    /// Why this backend serves it when it is not the first preference or the first backend in order (which ones
+    /// could not serve the model, and why), else nil.
     public var backendNote: String?
     /// Context window allocated, in tokens.
     public var contextLength: Int

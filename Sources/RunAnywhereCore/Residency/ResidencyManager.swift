@@ -108,6 +108,10 @@ actor ResidencyManager {
             for b in backends.ordered {
                 if let why = b.cannotServe(model) { reasons.append("\(b.id.rawValue): \(why)") } else { chosen = b; break }
             }
+            if let chosen, !reasons.isEmpty {
+                // Not the first backend in order: say which could not and why.
+                notes.append("\(reasons.joined(separator: "; ")); \(chosen.id.rawValue) serves it")
+            }
             if chosen == nil {
                 throw RunAnywhereError(.backendUnavailable, "No backend can serve '\(model.id)' (\(model.framework.rawValue), \(model.format.rawValue)): \(reasons.isEmpty ? "no backend is registered" : reasons.joined(separator: "; ")).", modelId: model.id)
             }
@@ -204,9 +208,14 @@ actor ResidencyManager {
     func unload(_ id: String) {
         loading[id]?.task.cancel()
         loading[id] = nil
-        guard let removed = residents.removeValue(forKey: id) else { return }
+        let idle: Bool
+        do {
+            // The handle is released at the end of this scope, before the heap is trimmed below.
+            guard let removed = residents.removeValue(forKey: id) else { return }
+            idle = removed.activeCalls == 0
+        }
         // Freed now unless a call still holds it; then the call's end releases it (see endLease).
-        if removed.activeCalls == 0 { returnFreedMemory() }
+        if idle { returnFreedMemory() }
     }
 
     /// Unloads every model, or those of one category.

@@ -2,10 +2,10 @@ import Foundation
 import RunAnywhereGGUF
 
 /// RunAnywhere's own GGUF engine as a backend: serves `.llamaCpp` (GGUF) language models of the
-/// llama, qwen2 and qwen3 architectures on the CPU.
+/// llama, qwen2, qwen3 and gemma3 architectures on the CPU.
 struct NativeBackend: InferenceBackend {
     let id = BackendID.native
-    static let architectures: Set<String> = ["llama", "qwen2", "qwen3"]
+    static let architectures: Set<String> = ["llama", "qwen2", "qwen3", "gemma3"]
 
     func cannotServe(_ model: ModelInfo) -> String? {
         guard model.framework == .llamaCpp else { return "it runs GGUF (llamaCpp) models, not \(model.framework.rawValue)" }

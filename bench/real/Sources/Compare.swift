@@ -6,10 +6,15 @@ import RunAnywhereGGUF
 struct CompareOptions {
     var path = "native"
     var threads = 2
-    /// Greedy tokens are compared up to the first step where llama.cpp's top-2 margin is below this (logits).
-    var margin: Float = 0.5
-    /// Allowed difference of the top-20 logits, relative to the largest of them.
-    var tolerance: Float = 0.02
+    /// Allowed difference of each of llama.cpp's top-20 logits at the prompt's last position (logits).
+    var tolerance: Float = 1
+    /// Greedy tokens are compared up to the first step where llama.cpp's top-2 margin is below this (logits);
+    /// default twice the tolerance: when every logit is within the tolerance, such a margin cannot flip.
+    var margin: Float?
+}
+
+extension CompareOptions {
+    var marginOrDefault: Float { margin ?? 2 * tolerance }
 }
 
 /// One prompt of a llama.cpp reference file (bench/real/llama_reference.py).
@@ -42,6 +47,9 @@ struct ReferenceEntry {
 struct PromptResult {
     var tokensEqual = false
     var topRelative: Float = 0
+    var topAbsolute: Float = 0
+    /// Leading greedy tokens equal to llama.cpp's, whatever the margins.
+    var equalPrefix = 0
     var compared = 0
     var agreed = 0
     var generated = 0
@@ -64,12 +72,12 @@ func compare(model: GGUFModel, referencePath: String, options: CompareOptions) -
         fail("cannot create a context: \(error)")
     }
     let kernels = String(cString: ra_kernel_path_name(ra_kernel_path()))
-    print("kernels: \(kernels); greedy compared while llama.cpp's top-2 margin >= \(options.margin); top-20 tolerance \(options.tolerance) relative")
+    print("kernels: \(kernels); top-20 logits within \(options.tolerance); greedy compared while llama.cpp's top-2 margin >= \(options.marginOrDefault)")
     print("")
-    print("| prompt | tokens equal | top-20 max rel. diff | greedy agreed / compared (of generated) | answer | our text |")
-    print("|---|---|---:|---:|---|---|")
+    print("| prompt | tokens equal | top-20 max diff (relative) | greedy agreed / compared | equal prefix / generated | answer | our text |")
+    print("|---|---|---:|---:|---:|---|---|")
     var all = true
-    var worst: Float = 0
+    var worst: Float = 0, worstAbsolute: Float = 0
     var agreedTotal = 0, comparedTotal = 0
     let start = Date()
     for e in entries {
@@ -77,23 +85,24 @@ func compare(model: GGUFModel, referencePath: String, options: CompareOptions) -
         do {
             r = try run(e, context: context, model: model, options: options)
         } catch {
-            print("| \(e.name) | error: \(error) | | | | |")
+            print("| \(e.name) | error: \(error) | | | | | |")
             all = false
             continue
         }
         r.tokensEqual = model.tokenizer.encode(e.text, addSpecial: e.addSpecial, parseSpecial: e.parseSpecial) == e.ids
-        let ok = r.passed && r.topRelative <= options.tolerance
+        let ok = r.passed && r.topAbsolute <= options.tolerance
         all = all && ok
         worst = max(worst, r.topRelative)
+        worstAbsolute = max(worstAbsolute, r.topAbsolute)
         agreedTotal += r.agreed
         comparedTotal += r.compared
         let answer = r.answerOK.map { $0 ? "ok" : "WRONG" } ?? "-"
         let shown = r.text.replacingOccurrences(of: "\n", with: "⏎").replacingOccurrences(of: "|", with: "\\|")
-        print("| \(e.name) | \(r.tokensEqual ? "yes" : "NO") | \(String(format: "%.4f", r.topRelative)) | \(r.agreed) / \(r.compared) (\(r.generated)) | \(answer) | \(shown.prefix(60)) |")
+        print("| \(e.name) | \(r.tokensEqual ? "yes" : "NO") | \(String(format: "%.3f (%.4f)", r.topAbsolute, r.topRelative)) | \(r.agreed) / \(r.compared) | \(r.equalPrefix) / \(r.generated) | \(answer) | \(shown.prefix(60)) |")
     }
 
     print("")
-    print("summary: \(all ? "AGREE" : "DISAGREE") on \(kernels): \(entries.count) prompts, greedy \(agreedTotal)/\(comparedTotal) compared tokens equal, worst top-20 relative difference \(String(format: "%.4f", worst)), \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
+    print("summary: \(all ? "AGREE" : "DISAGREE") on \(kernels): \(entries.count) prompts, greedy \(agreedTotal)/\(comparedTotal) compared tokens equal, worst top-20 difference \(String(format: "%.3f", worstAbsolute)) logits (relative \(String(format: "%.4f", worst))), \(String(format: "%.1f", Date().timeIntervalSince(start))) s")
     return all
 }
 
@@ -103,7 +112,8 @@ func run(_ e: ReferenceEntry, context: GGUFContext, model: GGUFModel, options: C
     context.reset()
     var logits = try context.evaluate(e.ids)
     let scale = e.top.map { abs($0.logit) }.max() ?? 1
-    for (id, logit) in e.top { r.topRelative = max(r.topRelative, abs(logits[Int(id)] - logit) / scale) }
+    for (id, logit) in e.top { r.topAbsolute = max(r.topAbsolute, abs(logits[Int(id)] - logit)) }
+    r.topRelative = r.topAbsolute / scale
     var ours: [Int32] = []
     for step in 0..<e.greedy.count {
         let id = Int32(logits.withUnsafeBufferPointer { ra_argmax($0.baseAddress, Int64($0.count)) })
@@ -111,9 +121,10 @@ func run(_ e: ReferenceEntry, context: GGUFContext, model: GGUFModel, options: C
         if step + 1 < e.greedy.count { logits = try context.decode(id) }
     }
     r.generated = ours.count
+    r.equalPrefix = zip(ours, e.greedy).prefix { $0 == $1 }.count
     // Compared while the histories are equal and llama.cpp's choice is clear.
     for step in 0..<ours.count {
-        guard e.margins[step] >= options.margin else { break }
+        guard e.margins[step] >= options.marginOrDefault else { break }
         r.compared += 1
         if ours[step] == e.greedy[step] { r.agreed += 1 } else { break }
     }

@@ -10,11 +10,11 @@
 //   real-check greedy MODEL TEXT [N] [--cpu P]
 //       prints the engine's greedy continuation of TEXT (N tokens, default 24) and the tokens it used
 //   real-check compare MODEL REFERENCE.json [--cpu scalar|avx2|avx512|native] [--threads N]
-//                      [--margin M] [--tolerance R]
+//                      [--tolerance T] [--margin M]
 //       compares the engine with llama.cpp's outputs (bench/real/llama_reference.py): tokenization, the
-//       top-20 logits at the prompt's last position (relative to the largest), free-running greedy tokens up
-//       to the first step where llama.cpp's top-2 margin is below M, and the expected answers of chat
-//       prompts. Prints a Markdown table; exit status 1 when anything disagrees.
+//       top-20 logits at the prompt's last position (each within T logits, default 1), free-running greedy
+//       tokens up to the first step where llama.cpp's top-2 margin is below M (default 2T), and the expected
+//       answers of chat prompts. Prints a Markdown table; exit status 1 when anything disagrees.
 import CKernels
 import Foundation
 import RunAnywhereGGUF
@@ -142,12 +142,12 @@ case "compare":
         switch a {
         case "--cpu": options.path = value()
         case "--threads": options.threads = Int(value()) ?? options.threads
-        case "--margin": options.margin = Float(value()) ?? options.margin
+        case "--margin": options.margin = Float(value())
         case "--tolerance": options.tolerance = Float(value()) ?? options.tolerance
         default: positional.append(a)
         }
     }
-    guard positional.count == 2 else { fail("usage: real-check compare MODEL REFERENCE.json [--cpu P] [--threads N] [--margin M] [--tolerance R]") }
+    guard positional.count == 2 else { fail("usage: real-check compare MODEL REFERENCE.json [--cpu P] [--threads N] [--tolerance T] [--margin M]") }
     setPath(options.path)
     let ok = compare(model: openModel(positional[0]), referencePath: positional[1], options: options)
     exit(ok ? 0 : 1)

@@ -75,6 +75,14 @@ let package = Package(
             swiftSettings: optimisedSwift
         ),
 
+        // Real-weights check and tiny Gemma 3 reference driver (bench/real/run.sh); not a product.
+        .executableTarget(
+            name: "real-check",
+            dependencies: ["RunAnywhereGGUF", "CKernels", "RunAnywhereTestSupport"],
+            path: "bench/real/Sources",
+            swiftSettings: optimisedSwift
+        ),
+
         // The documentation's "complete picker" as a terminal program (built with everything else).
         .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
         // Download benchmark driver (bench/download/run.sh); not a product.
@@ -85,7 +93,7 @@ let package = Package(
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
-        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"]),
+        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"], exclude: ["Fixtures"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),

@@ -173,32 +173,67 @@ void ra_softmax(float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
 
-typedef struct { float *y; const float *x; int64_t n; int op; } ra_ew_ctx;
+float ra_gelu_f16(float x) {
+    if (x <= -10.0f) return 0.0f;
+    if (x >= 10.0f) return x;
+    const float h = ra_ops_f16_to_f32(ra_ops_f32_to_f16(x));
+    const float g = 0.5f * h * (1.0f + tanhf(0.79788456080286535587989211986876f * h * (1.0f + 0.044715f * h * h)));
+    return ra_ops_f16_to_f32(ra_ops_f32_to_f16(g));
+}
+
+/// The elementwise operations one parallel loop runs.
+enum { RA_EW_ADD, RA_EW_SILU_MUL, RA_EW_GELU_MUL, RA_EW_SCALE, RA_EW_SOFTCAP };
+
+typedef struct { float *y; const float *x; float s; int op; } ra_ew_ctx;
 
 static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
     (void)ith;
     const ra_ew_ctx *c = (const ra_ew_ctx *)p;
     float *y = c->y;
     const float *x = c->x;
-    if (c->op == 0) {
+    const float s = c->s;
+    switch (c->op) {
+    case RA_EW_ADD:
         for (int64_t i = lo; i < hi; i++) y[i] += x[i];
-    } else {
+        break;
+    case RA_EW_SILU_MUL:
         for (int64_t i = lo; i < hi; i++) {
             const float g = y[i];
             y[i] = (g / (1.0f + expf(-g))) * x[i];
         }
+        break;
+    case RA_EW_GELU_MUL:
+        for (int64_t i = lo; i < hi; i++) {
+            const float g = y[i];
+            // ggml multiplies the unrounded input by `up` beyond +10.
+            y[i] = (g >= 10.0f ? g : ra_gelu_f16(g)) * x[i];
+        }
+        break;
+    case RA_EW_SCALE:
+        for (int64_t i = lo; i < hi; i++) y[i] *= s;
+        break;
+    default: {
+        const float inv = 1.0f / s;
+        for (int64_t i = lo; i < hi; i++) y[i] = tanhf(y[i] * inv) * s;
+        break;
+    }
     }
 }
 
-void ra_silu_mul(ra_pool *pool, float *gate, const float *up, int64_t n) {
-    ra_ew_ctx c = { gate, up, n, 1 };
-    ra_pool_for(pool, n, ra_chunk(pool, n, 4096), ra_ew_task, &c);
+static void ra_ew(ra_pool *pool, float *y, const float *x, float s, int64_t n, int op, int64_t min_chunk) {
+    ra_ew_ctx c = { y, x, s, op };
+    ra_pool_for(pool, n, ra_chunk(pool, n, min_chunk), ra_ew_task, &c);
 }
 
-void ra_add(ra_pool *pool, float *y, const float *x, int64_t n) {
-    ra_ew_ctx c = { y, x, n, 0 };
-    ra_pool_for(pool, n, ra_chunk(pool, n, 65536), ra_ew_task, &c);
-}
+void ra_silu_mul(ra_pool *pool, float *gate, const float *up, int64_t n) { ra_ew(pool, gate, up, 0, n, RA_EW_SILU_MUL, 4096); }
+
+void ra_gelu_mul(ra_pool *pool, float *gate, const float *up, int64_t n) { ra_ew(pool, gate, up, 0, n, RA_EW_GELU_MUL, 4096); }
+
+void ra_add(ra_pool *pool, float *y, const float *x, int64_t n) { ra_ew(pool, y, x, 0, n, RA_EW_ADD, 65536); }
+
+void ra_scale(ra_pool *pool, float *x, float s, int64_t n) { ra_ew(pool, x, NULL, s, n, RA_EW_SCALE, 65536); }
+
+void ra_softcap(ra_pool *pool, float *x, float cap, int64_t n) { ra_ew(pool, x, NULL, cap, n, RA_EW_SOFTCAP, 4096); }
 
 void ra_add_bias(float *y, const float *b, int64_t n, int64_t rows) {
     for (int64_t r = 0; r < rows; r++) {
@@ -390,43 +425,52 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
         const int64_t nb = p->n_tokens - t0 < c->block ? p->n_tokens - t0 : c->block;
         const int64_t rows = nb * group;
         const int64_t n_kv_max = p->pos0 + t0 + nb;              // causal: the last token's positions
+        // Sliding window: the first token of the block sees the earliest position; later rows mask more.
+        int64_t j0 = p->window > 0 ? p->pos0 + t0 - p->window + 1 : 0;
+        if (j0 < 0) j0 = 0;
         for (int64_t b = 0; b < nb; b++) {
             const float *q = p->q + (t0 + b) * p->q_stride + g * group * hd;
             for (int64_t i = 0; i < group * hd; i++) qh[b * group * hd + i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));   // q in F16
         }
-        const uint16_t *kbase = p->k + g * hd;
-        const uint16_t *vbase = p->v + g * hd;
+        const uint16_t *kbase = p->k + g * hd + j0 * p->kv_stride;
+        const uint16_t *vbase = p->v + g * hd + j0 * p->kv_stride;
+        float *s0 = scores + j0;                                   // scores of position j at s0[r * n_ctx + j - j0]
+        const int64_t n_span = n_kv_max - j0;
 #ifdef RA_X86
-        if (c->simd) ra_attn_scores_avx2(kbase, p->kv_stride, n_kv_max, qh, rows, hd, p->scale, scores, n_ctx);
+        if (c->simd) ra_attn_scores_avx2(kbase, p->kv_stride, n_span, qh, rows, hd, p->scale, s0, n_ctx);
         else
 #endif
-        ra_attn_scores_scalar(kbase, p->kv_stride, n_kv_max, qh, rows, hd, p->scale, scores, n_ctx);
+        ra_attn_scores_scalar(kbase, p->kv_stride, n_span, qh, rows, hd, p->scale, s0, n_ctx);
         for (int64_t r = 0; r < rows; r++) {
-            const int64_t n_kv = p->pos0 + t0 + r / group + 1;   // positions <= this row's token
+            const int64_t pos = p->pos0 + t0 + r / group;
+            const int64_t n_kv = pos + 1;                          // positions <= this row's token
+            int64_t lo = p->window > 0 ? pos - p->window + 1 : 0;  // and inside its window
+            if (lo < j0) lo = j0;
             float *s = scores + r * n_ctx;
             float mx = -INFINITY;
-            for (int64_t j = 0; j < n_kv; j++) mx = s[j] > mx ? s[j] : mx;
+            for (int64_t j = lo; j < n_kv; j++) mx = s[j] > mx ? s[j] : mx;
             double sum = 0.0;
-            for (int64_t j = 0; j < n_kv; j++) {
+            for (int64_t j = lo; j < n_kv; j++) {
                 const float e = expf(s[j] - mx);
                 s[j] = e;
                 sum += (double)e;
             }
             const float inv = (float)(1.0 / sum);
-            for (int64_t j = 0; j < n_kv; j++) s[j] *= inv;
+            for (int64_t j = lo; j < n_kv; j++) s[j] *= inv;
 #ifdef RA_X86
-            if (c->simd) ra_round_f16_avx2(s, n_kv);                 // probabilities in F16, as ggml
+            if (c->simd) ra_round_f16_avx2(s + lo, n_kv - lo);     // probabilities in F16, as ggml
             else
 #endif
-            for (int64_t j = 0; j < n_kv; j++) s[j] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(s[j]));
-            for (int64_t j = n_kv; j < n_kv_max; j++) s[j] = 0.0f;    // masked (later positions of the block)
+            for (int64_t j = lo; j < n_kv; j++) s[j] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(s[j]));
+            for (int64_t j = j0; j < lo; j++) s[j] = 0.0f;          // masked: left the window
+            for (int64_t j = n_kv; j < n_kv_max; j++) s[j] = 0.0f;  // masked: later positions of the block
         }
         for (int64_t i = 0; i < rows * hd; i++) acc[i] = 0.0f;
 #ifdef RA_X86
-        if (c->simd) ra_attn_values_avx2(vbase, p->kv_stride, n_kv_max, scores, n_ctx, rows, hd, acc);
+        if (c->simd) ra_attn_values_avx2(vbase, p->kv_stride, n_span, s0, n_ctx, rows, hd, acc);
         else
 #endif
-        ra_attn_values_scalar(vbase, p->kv_stride, n_kv_max, scores, n_ctx, rows, hd, acc);
+        ra_attn_values_scalar(vbase, p->kv_stride, n_span, s0, n_ctx, rows, hd, acc);
         for (int64_t b = 0; b < nb; b++) {
             memcpy(p->out + (t0 + b) * p->out_stride + g * group * hd, acc + b * group * hd, (size_t)(group * hd) * sizeof(float));
         }

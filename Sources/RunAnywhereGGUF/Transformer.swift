@@ -117,6 +117,9 @@ final class Transformer: @unchecked Sendable {
                               x + t * e, Int64(e))
             positions[t] = Int32(position + t)
         }
+        if let s = c.embeddingScale { ra_scale(pool, x, s, Int64(nT * e)) }
+        // Gemma scales the queries before q·k (then rounded to F16 with them); the others scale the scores.
+        let scalesQueries = c.architecture == .gemma3
 
         for (li, layer) in weights.layers.enumerated() {
             // Attention block.
@@ -143,10 +146,13 @@ final class Transformer: @unchecked Sendable {
                 w.withUnsafeBufferPointer { ra_rms_norm_heads(pool, k, $0.baseAddress, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), eps) }
             }
             let neox: Int32 = c.ropeNeoX ? 1 : 0
+            let local = c.isLocalLayer[li]
+            let (base, freqScale) = local ? (c.ropeFreqBaseLocal, Float(1)) : (c.ropeFreqBase, c.ropeFreqScale)
             ra_rope(pool, q, Int64(nT), Int64(qDim), Int64(c.headCount), Int64(hd), positions, Int32(c.ropeDimensionCount),
-                    c.ropeFreqBase, c.ropeFreqScale, ropeFactors, neox)
+                    base, freqScale, ropeFactors, neox)
             ra_rope(pool, k, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), positions, Int32(c.ropeDimensionCount),
-                    c.ropeFreqBase, c.ropeFreqScale, ropeFactors, neox)
+                    base, freqScale, ropeFactors, neox)
+            if scalesQueries { ra_scale(pool, q, c.attentionScale, Int64(nT * qDim)) }
             let layerK = kCache + li * contextLength * kvDim
             let layerV = vCache + li * contextLength * kvDim
             ra_store_f16_rows(k, Int64(kvDim), layerK + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
@@ -159,14 +165,16 @@ final class Transformer: @unchecked Sendable {
             var params = ra_attention_params(
                 q: q + r0 * qDim, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
                 out: attn, out_stride: Int64(qDim), n_tokens: Int64(nR), pos0: Int64(position + r0),
+                window: Int64(local ? c.slidingWindow : 0),
                 n_head: Int64(c.headCount), n_head_kv: Int64(c.headCountKV), head_dim: Int64(hd),
-                scale: 1 / Float(hd).squareRoot(), scratch: attentionScratch)
+                scale: scalesQueries ? 1 : c.attentionScale, scratch: attentionScratch)
             ra_attention(pool, &params)
             act = prepare(attn, for: layer.output, rows: nR)
             matmul(layer.output, act, rows: nR, into: tmp)
+            if let w = layer.postAttentionNorm { normalize(tmp, w, rows: nR) }
             ra_add(pool, xr, tmp, Int64(nR * e))
 
-            // Feed-forward block (SwiGLU).
+            // Feed-forward block (SwiGLU; Gemma: GELU-gated).
             layer.ffnNorm.withUnsafeBufferPointer { w in
                 ra_rms_norm(pool, xr, w.baseAddress, xn, Int64(e), Int64(nR), eps)
             }
@@ -178,9 +186,14 @@ final class Transformer: @unchecked Sendable {
                 act = prepare(xn, for: layer.up, rows: nR)
                 matmul(layer.up, act, rows: nR, into: up)
             }
-            ra_silu_mul(pool, gate, up, Int64(nR * f))
+            if c.architecture == .gemma3 {
+                ra_gelu_mul(pool, gate, up, Int64(nR * f))
+            } else {
+                ra_silu_mul(pool, gate, up, Int64(nR * f))
+            }
             act = prepare(gate, for: layer.down, rows: nR)
             matmul(layer.down, act, rows: nR, into: tmp)
+            if let w = layer.postFeedForwardNorm { normalize(tmp, w, rows: nR) }
             ra_add(pool, xr, tmp, Int64(nR * e))
         }
 
@@ -192,7 +205,13 @@ final class Transformer: @unchecked Sendable {
         }
         let act = prepare(xn, for: weights.output, rows: rows)
         matmul(weights.output, act, rows: rows, into: logits)
+        if let cap = c.finalLogitSoftcap { ra_softcap(pool, logits, cap, Int64(rows * c.vocabularySize)) }
         position += nT
+    }
+
+    /// In-place RMSNorm of `rows` rows of the hidden size, times `w`.
+    private func normalize(_ y: UnsafeMutablePointer<Float>, _ w: [Float], rows: Int) {
+        w.withUnsafeBufferPointer { ra_rms_norm(pool, y, $0.baseAddress, y, Int64(config.embeddingLength), Int64(rows), config.rmsNormEpsilon) }
     }
 
     /// Converts `rows` activation rows into the format the matrix is multiplied with (into the shared buffer).

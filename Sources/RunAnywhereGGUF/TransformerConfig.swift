@@ -2,7 +2,7 @@
 struct TransformerConfig: Sendable, Hashable {
     /// The architectures the engine runs.
     enum Architecture: String, Sendable, Hashable {
-        case llama, qwen2, qwen3
+        case llama, qwen2, qwen3, gemma3
     }
 
     let architecture: Architecture
@@ -24,6 +24,19 @@ struct TransformerConfig: Sendable, Hashable {
     /// NeoX-style RoPE (rotate halves) rather than interleaved pairs.
     let ropeNeoX: Bool
     let rmsNormEpsilon: Float
+    /// Sliding-window size of the local attention layers (`<arch>.attention.sliding_window`), 0 when every
+    /// layer attends to the whole context.
+    let slidingWindow: Int
+    /// Per layer: whether it is a local (sliding-window) layer.
+    let isLocalLayer: [Bool]
+    /// RoPE base of the local layers (`<arch>.rope.freq_base_swa`, default 10000); they use no RoPE scaling.
+    let ropeFreqBaseLocal: Float
+    /// Factor applied to queries before q·k (1/sqrt of the head dimension; Gemma 3 27B: of hidden / heads).
+    let attentionScale: Float
+    /// Factor applied to the token embeddings (Gemma: sqrt(hidden size)), or nil.
+    let embeddingScale: Float?
+    /// Final logit soft-capping (`<arch>.final_logit_softcapping`), or nil.
+    let finalLogitSoftcap: Float?
 
     /// Reads and checks the configuration.
     /// - Throws: `GGUFError(.unsupported)` for an architecture the engine does not run, `.invalidFormat`
@@ -33,7 +46,7 @@ struct TransformerConfig: Sendable, Hashable {
             throw GGUFError(.invalidFormat, "\(file.path): general.architecture is missing")
         }
         guard let arch = Architecture(rawValue: archName) else {
-            throw GGUFError(.unsupported, "architecture \"\(archName)\" is not supported by the native engine (supported: llama, qwen2, qwen3)")
+            throw GGUFError(.unsupported, "architecture \"\(archName)\" is not supported by the native engine (supported: \(Architecture.supportedNames))")
         }
         architecture = arch
         func required(_ key: String) throws -> Int {
@@ -85,6 +98,24 @@ struct TransformerConfig: Sendable, Hashable {
         if let legacy = file.double("\(archName).rope.scale_linear"), legacy > 0 { scale = Float(1 / legacy) }
         ropeFreqScale = scale
         ropeNeoX = arch != .llama
+        (slidingWindow, isLocalLayer) = try Self.slidingWindow(file: file, arch: arch, layerCount: layerCount)
+        let localBase = file.double("\(archName).rope.freq_base_swa") ?? 10_000
+        guard localBase.isFinite, localBase > 0 else {
+            throw GGUFError(.invalidFormat, "\(file.path): rope.freq_base_swa \(localBase) is not a positive number")
+        }
+        ropeFreqBaseLocal = Float(localBase)
+        // As llama.cpp: Gemma 3 27B (62 layers) scales queries by hidden / heads, every other size by the head dimension.
+        let scaleDimension = arch == .gemma3 && layerCount == 62 ? embeddingLength / headCount : keyLength
+        attentionScale = 1 / Float(scaleDimension).squareRoot()
+        embeddingScale = arch == .gemma3 ? Float(embeddingLength).squareRoot() : nil
+        if let cap = file.double("\(archName).final_logit_softcapping"), cap != 0 {
+            guard cap.isFinite, cap > 0 else {
+                throw GGUFError(.invalidFormat, "\(file.path): final_logit_softcapping \(cap) is not a positive number")
+            }
+            finalLogitSoftcap = Float(cap)
+        } else {
+            finalLogitSoftcap = nil
+        }
         let eps = file.double("\(archName).attention.layer_norm_rms_epsilon") ?? 1e-5
         guard eps.isFinite, eps >= 0 else {
             throw GGUFError(.invalidFormat, "\(file.path): layer_norm_rms_epsilon \(eps) is invalid")
@@ -96,4 +127,33 @@ struct TransformerConfig: Sendable, Hashable {
         }
         vocabularySize = embd.shape[1]
     }
+
+    /// The window and which layers are local, as llama.cpp derives them for Gemma 3: a window from
+    /// `<arch>.attention.sliding_window`; the pattern from `<arch>.attention.sliding_window_pattern` (an array of
+    /// per-layer flags, or a period n: layer i is local unless i % n == n - 1), default period 6 (every sixth
+    /// layer global). Other architectures, and a window of 0, have no local layers.
+    private static func slidingWindow(file: GGUFFile, arch: Architecture, layerCount: Int) throws -> (Int, [Bool]) {
+        let name = arch.rawValue
+        let none = (0, [Bool](repeating: false, count: layerCount))
+        guard arch == .gemma3, let window = file.int("\(name).attention.sliding_window"), window != 0 else { return none }
+        guard window > 0, window < 1 << 30 else {
+            throw GGUFError(.invalidFormat, "\(file.path): attention.sliding_window = \(window) is out of range")
+        }
+        let patternKey = "\(name).attention.sliding_window_pattern"
+        if case .array(let values)? = file.metadata[patternKey] {
+            let flags = values.compactMap { v -> Bool? in if case .bool(let b) = v { return b } else { return nil } }
+            guard flags.count == layerCount else {
+                throw GGUFError(.invalidFormat, "\(file.path): \(patternKey) has \(values.count) entries of which \(flags.count) flags, expected \(layerCount)")
+            }
+            return (window, flags)
+        }
+        let period = file.metadata[patternKey] == nil ? 6 : (file.int(patternKey) ?? -1)
+        guard period >= 0 else { throw GGUFError(.invalidFormat, "\(file.path): \(patternKey) is neither flags nor a period") }
+        return (window, (0..<layerCount).map { period == 0 || $0 % period < period - 1 })
+    }
+}
+
+extension TransformerConfig.Architecture {
+    /// The names of every architecture the engine runs, for messages.
+    static let supportedNames = "llama, qwen2, qwen3, gemma3"
 }

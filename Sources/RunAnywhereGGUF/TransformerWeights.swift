@@ -24,6 +24,8 @@ struct LayerWeights: @unchecked Sendable {
     let q, k, v, output: WeightMatrix
     let qBias, kBias, vBias: [Float]?
     let qNorm, kNorm: [Float]?
+    /// Gemma: RMSNorm of the attention output and of the feed-forward output before each residual add.
+    let postAttentionNorm, postFeedForwardNorm: [Float]?
     let ffnNorm: [Float]
     let gate, up, down: WeightMatrix
 }
@@ -68,7 +70,8 @@ struct TransformerWeights: @unchecked Sendable {
         for i in 0..<c.layerCount {
             let p = "blk.\(i)."
             let hasBias = c.architecture == .qwen2
-            let hasQKNorm = c.architecture == .qwen3
+            let hasQKNorm = c.architecture == .qwen3 || c.architecture == .gemma3
+            let hasPostNorms = c.architecture == .gemma3
             layers.append(LayerWeights(
                 attentionNorm: try loader.vector(p + "attn_norm.weight", count: c.embeddingLength),
                 q: try loader.matrix(p + "attn_q.weight", columns: c.embeddingLength, rows: qDim),
@@ -80,6 +83,8 @@ struct TransformerWeights: @unchecked Sendable {
                 vBias: hasBias ? try loader.vector(p + "attn_v.bias", count: vDim) : nil,
                 qNorm: hasQKNorm ? try loader.vector(p + "attn_q_norm.weight", count: c.keyLength) : nil,
                 kNorm: hasQKNorm ? try loader.vector(p + "attn_k_norm.weight", count: c.keyLength) : nil,
+                postAttentionNorm: hasPostNorms ? try loader.vector(p + "post_attention_norm.weight", count: c.embeddingLength) : nil,
+                postFeedForwardNorm: hasPostNorms ? try loader.vector(p + "post_ffw_norm.weight", count: c.embeddingLength) : nil,
                 ffnNorm: try loader.vector(p + "ffn_norm.weight", count: c.embeddingLength),
                 gate: try loader.matrix(p + "ffn_gate.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
                 up: try loader.matrix(p + "ffn_up.weight", columns: c.embeddingLength, rows: c.feedForwardLength),

@@ -3,12 +3,12 @@ import RunAnywhereCore
 import RunAnywhereGGUF
 
 /// RunAnywhere's own GGUF engine as a backend: serves `.llamaCpp` (GGUF) language models of the
-/// llama, qwen2 and qwen3 architectures on the CPU.
+/// llama, qwen2, qwen3 and gemma3 architectures on the CPU.
 public struct NativeBackend: InferenceBackend {
     /// `.native`.
     public let id = BackendID.native
     /// The architectures the engine runs.
-    public static let architectures: Set<String> = ["llama", "qwen2", "qwen3"]
+    public static let architectures: Set<String> = ["llama", "qwen2", "qwen3", "gemma3"]
 
     /// Creates the backend.
     public init() {}

@@ -42,6 +42,9 @@ public struct TinyModelSpec: Sendable, Hashable {
         case llama
         /// Qwen3: per-head q/k RMSNorm, NeoX RoPE, `heads × headDim` may differ from the hidden size.
         case qwen3
+        /// Gemma 3: per-head q/k RMSNorm, post-attention and post-feed-forward norms, GELU-gated feed-forward,
+        /// embeddings scaled by sqrt(hidden), sliding-window attention on the local layers (see `slidingWindow`).
+        case gemma3
     }
 
     /// The architecture.
@@ -62,8 +65,13 @@ public struct TinyModelSpec: Sendable, Hashable {
     public var feedForwardLength = 96
     /// Trained context length written to metadata.
     public var contextLength = 512
-    /// RoPE base.
+    /// RoPE base (of the global layers, for Gemma 3).
     public var ropeFreqBase: Float = 10_000
+    /// Gemma 3: `attention.sliding_window` written when > 0 (llama.cpp then makes every layer local except each
+    /// sixth: 5, 11, ...; the local layers use RoPE base 10000).
+    public var slidingWindow = 0
+    /// Gemma 3: `final_logit_softcapping` written when set.
+    public var finalLogitSoftcap: Float?
     /// RMSNorm epsilon.
     public var rmsNormEpsilon: Float = 1e-5
     /// Whether the output matrix is the token embedding (no `output.weight`).
@@ -110,6 +118,10 @@ extension GGUFWriter {
         w.set("\(arch).rope.dimension_count", .uint32(UInt32(spec.headDim)))
         w.set("\(arch).rope.freq_base", .float32(spec.ropeFreqBase))
         w.set("\(arch).attention.layer_norm_rms_epsilon", .float32(spec.rmsNormEpsilon))
+        if spec.architecture == .gemma3 {
+            if spec.slidingWindow > 0 { w.set("\(arch).attention.sliding_window", .uint32(UInt32(spec.slidingWindow))) }
+            if let cap = spec.finalLogitSoftcap { w.set("\(arch).final_logit_softcapping", .float32(cap)) }
+        }
 
         var tokens: [GGUFValue] = [.string("<unk>"), .string("<s>"), .string("</s>")]
         var types: [GGUFValue] = [.int32(2), .int32(3), .int32(3)]
@@ -153,14 +165,16 @@ extension GGUFWriter {
             matrix(p + "attn_k.weight", e, kv)
             matrix(p + "attn_v.weight", e, kv)
             matrix(p + "attn_output.weight", q, e)
-            if spec.architecture == .qwen3 {
+            if spec.architecture != .llama {
                 norm(p + "attn_q_norm.weight", spec.headDim)
                 norm(p + "attn_k_norm.weight", spec.headDim)
             }
+            if spec.architecture == .gemma3 { norm(p + "post_attention_norm.weight", e) }
             norm(p + "ffn_norm.weight", e)
             matrix(p + "ffn_gate.weight", e, spec.feedForwardLength)
             matrix(p + "ffn_up.weight", e, spec.feedForwardLength)
             matrix(p + "ffn_down.weight", spec.feedForwardLength, e)
+            if spec.architecture == .gemma3 { norm(p + "post_ffw_norm.weight", e) }
         }
         return w
     }

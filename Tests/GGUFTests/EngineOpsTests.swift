@@ -11,9 +11,10 @@ struct EngineOpsTests {
         return (0..<n).map { _ in (rng.nextUnitFloat() * 2 - 1) * scale }
     }
 
-    @Test("attention over an F16 cache matches a direct computation (GQA, causal, several tokens)",
-          arguments: [(8, 1, 4), (12, 2, 2), (128, 2, 1), (64, 7, 1), (32, 3, 2)])
-    func attention(headDim: Int, group: Int, kvHeads: Int) throws {
+    @Test("attention over an F16 cache matches a direct computation (GQA, causal, several tokens, sliding window)",
+          arguments: [(8, 1, 4, 0), (12, 2, 2, 0), (128, 2, 1, 0), (64, 7, 1, 0), (32, 3, 2, 0),
+                      (32, 4, 1, 3), (8, 1, 4, 1), (16, 2, 2, 6), (32, 3, 2, 20)])
+    func attention(headDim: Int, group: Int, kvHeads: Int, window: Int) throws {
         let heads = group * kvHeads, pos0 = 5, tokens = 4, nCtx = pos0 + tokens
         let kvDim = kvHeads * headDim, qDim = heads * headDim
         let q = randoms(tokens * qDim, seed: 1)
@@ -28,7 +29,7 @@ struct EngineOpsTests {
             out.withUnsafeMutableBufferPointer { op in scratch.withUnsafeMutableBufferPointer { sp in
                 var p = ra_attention_params(q: qp.baseAddress, q_stride: Int64(qDim), k: kp.baseAddress, v: vp.baseAddress,
                                             kv_stride: Int64(kvDim), out: op.baseAddress, out_stride: Int64(qDim),
-                                            n_tokens: Int64(tokens), pos0: Int64(pos0), n_head: Int64(heads),
+                                            n_tokens: Int64(tokens), pos0: Int64(pos0), window: Int64(window), n_head: Int64(heads),
                                             n_head_kv: Int64(kvHeads), head_dim: Int64(headDim), scale: scale,
                                             scratch: sp.baseAddress)
                 ra_attention(pool, &p)
@@ -38,8 +39,10 @@ struct EngineOpsTests {
         for t in 0..<tokens {
             for h in 0..<heads {
                 let g = h / group, n = pos0 + t + 1
-                var s = [Double](repeating: 0, count: n)
-                for j in 0..<n {
+                let first = window > 0 ? max(0, n - window) : 0     // positions (p - window, p] only
+                var s = [Double](repeating: -Double.infinity, count: n)
+                for j in first..<n {
+                    s[j] = 0
                     for d in 0..<headDim {
                         s[j] += Double(q[t * qDim + h * headDim + d]) * Double(ra_ops_f16_to_f32(k[j * kvDim + g * headDim + d]))
                     }

@@ -155,7 +155,7 @@ struct GGUFMemoryProbe {
 struct GGUFEngineMemoryTests {
     @Test("the KV cache and scratch the engine allocates are within 10% of the estimate", arguments: [1, 2, 8])
     func engineAllocation(threads: Int) throws {
-        for arch in [TinyModelSpec.Architecture.llama, .qwen3] {
+        for arch in [TinyModelSpec.Architecture.llama, .qwen3, .gemma3] {
             var spec = TinyModelSpec()
             spec.architecture = arch
             spec.embeddingLength = 128

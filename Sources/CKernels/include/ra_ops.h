@@ -73,6 +73,20 @@ void ra_softmax(float *x, int64_t n);
 /// gate[i] = silu(gate[i]) * up[i] for n values (rows of a batch are contiguous: pass rows * n).
 void ra_silu_mul(ra_pool *pool, float *gate, const float *up, int64_t n);
 
+/// gate[i] = gelu(gate[i]) * up[i] for n values, with GELU's tanh approximation evaluated like ggml's CPU
+/// backend: the input is rounded to F16, the GELU of that value is rounded to F16 (ggml reads it from a table
+/// built that way), inputs <= -10 give 0 and inputs >= 10 pass through.
+void ra_gelu_mul(ra_pool *pool, float *gate, const float *up, int64_t n);
+
+/// Rounds GELU (tanh approximation) like ra_gelu_mul, for one value.
+float ra_gelu_f16(float x);
+
+/// x[i] *= s for n values.
+void ra_scale(ra_pool *pool, float *x, float s, int64_t n);
+
+/// x[i] = cap * tanh(x[i] / cap) for n values (logit soft-capping; computed as ggml: x * (1/cap), tanh, * cap).
+void ra_softcap(ra_pool *pool, float *x, float cap, int64_t n);
+
 /// y[i] += x[i] for n values.
 void ra_add(ra_pool *pool, float *y, const float *x, int64_t n);
 
@@ -96,6 +110,7 @@ typedef struct {
     int64_t out_stride;
     int64_t n_tokens;
     int64_t pos0;            ///< position of token 0; token t attends to positions [0, pos0 + t]
+    int64_t window;          ///< > 0: sliding window, token at position p attends only to (p - window, p]; 0: all
     int64_t n_head;
     int64_t n_head_kv;
     int64_t head_dim;

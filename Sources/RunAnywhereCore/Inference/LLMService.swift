@@ -35,19 +35,9 @@ public final class LLMService: Sendable {
     /// Like ``generate(prompt:options:)``, streaming text as it is produced and ending with `.completed`.
     /// Cancelling the consuming task (or dropping the stream) stops generation between two tokens.
     public func generateStream(prompt: String, options: LlmOptions = LlmOptions()) -> AsyncThrowingStream<GenerationEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<GenerationEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task {
-            do {
-                try await self.run(prompt: prompt, options: options, continuation: continuation)
-                continuation.finish()
-            } catch is CancellationError {
-                continuation.finish(throwing: RunAnywhereError.cancelled("Generation", modelId: options.model))
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        .serviceCall("Generation", modelId: options.model) { continuation in
+            try await self.run(prompt: prompt, options: options, continuation: continuation)
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     private func run(prompt: String, options: LlmOptions, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {

@@ -35,19 +35,9 @@ public final class STTService: Sendable {
     /// Long audio is cut at silences, so segments arrive while the rest is still being recognised.
     /// Cancelling the consuming task (or dropping the stream) stops between two segments.
     public func transcribeStream(audio: AudioInput, options: SttOptions = SttOptions()) -> AsyncThrowingStream<TranscriptionEvent, any Error> {
-        let (stream, continuation) = AsyncThrowingStream<TranscriptionEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
-        let task = Task {
-            do {
-                try await self.run(audio: audio, options: options, continuation: continuation)
-                continuation.finish()
-            } catch is CancellationError {
-                continuation.finish(throwing: RunAnywhereError.cancelled("Transcription", modelId: options.model))
-            } catch {
-                continuation.finish(throwing: error)
-            }
+        .serviceCall("Transcription", modelId: options.model) { continuation in
+            try await self.run(audio: audio, options: options, continuation: continuation)
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 
     private func run(audio: AudioInput, options: SttOptions, continuation: AsyncThrowingStream<TranscriptionEvent, any Error>.Continuation) async throws {

@@ -21,6 +21,13 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+
+        // PNG/JPEG decoding in C (both libraries report errors by longjmp, which Swift cannot catch).
+        .target(name: "CImageCodecs", dependencies: ["CPNG", "CJPEG"], cSettings: optimisedC),
+        // Image decoding for the native backend (the core stays free of image libraries).
+        .target(name: "RunAnywhereImaging", dependencies: ["CImageCodecs", "RunAnywhereGGUF"], swiftSettings: optimisedSwift),
 
         // C kernels: quantized dot products and matmul with runtime CPU dispatch.
         .target(name: "CKernels", cSettings: optimisedC),
@@ -66,6 +73,7 @@ let package = Package(
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "ImagingTests", dependencies: ["RunAnywhereImaging", "RunAnywhereGGUF"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
     ]
 )

@@ -42,7 +42,7 @@ let package = Package(
         // The public SDK.
         .target(
             name: "RunAnywhere",
-            dependencies: ["CCurl", "CCrypto", "CArchive", "RunAnywhereGGUF"],
+            dependencies: ["CCurl", "CCrypto", "CArchive", "RunAnywhereGGUF", "RunAnywhereImaging"],
             resources: [.copy("Catalog/catalog.json")]
         ),
 
@@ -61,6 +61,14 @@ let package = Package(
             name: "engine-bench",
             dependencies: ["RunAnywhereGGUF", "CKernels"],
             path: "bench/engine-first/Sources",
+            swiftSettings: optimisedSwift
+        ),
+
+        // Vision benchmark driver (bench/vlm/run.sh); not a product.
+        .executableTarget(
+            name: "vlm-bench",
+            dependencies: ["RunAnywhereGGUF", "RunAnywhereImaging", "CKernels"],
+            path: "bench/vlm/Sources",
             swiftSettings: optimisedSwift
         ),
 

@@ -40,6 +40,8 @@ public final class RunAnywhereSDK: Sendable {
     public let models: ModelManager
     /// Text generation.
     public let llm: LLMService
+    /// Questions about images.
+    public let vlm: VLMService
 
     let tokens: HFTokenStore
 
@@ -50,6 +52,7 @@ public final class RunAnywhereSDK: Sendable {
         tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts)
         models = ModelManager(configuration: configuration, layout: layout, tokens: tokens)
         llm = LLMService(models: models)
+        vlm = VLMService(llm: llm)
     }
 
     /// Sets the Hugging Face token used for gated or private repositories (nil clears it).
@@ -95,6 +98,9 @@ public enum RunAnywhere {
 
     /// Text generation: `RunAnywhere.llm.generate(prompt:options:)`.
     public static var llm: LLMService { shared.llm }
+
+    /// Questions about images: `RunAnywhere.vlm.generate(prompt:images:options:)`.
+    public static var vlm: VLMService { shared.vlm }
 
     /// Sets the Hugging Face token for gated or private repositories. Keep it in the Keychain, never in source.
     public static func setHfToken(_ token: String?) {

@@ -4,6 +4,7 @@ import Foundation
 struct Arguments {
     private(set) var positionals: [String] = []
     private var options: [String: String] = [:]
+    private var allValues: [String: [String]] = [:]
     private var flags: Set<String> = []
 
     /// Parses `args` given the option names that take a value and the flags that do not; anything else is a usage error.
@@ -36,6 +37,7 @@ struct Arguments {
                     i += 1
                 }
                 options[name] = value
+                allValues[name, default: []].append(value ?? "")
             } else if known.contains(name) {
                 guard value == nil else { throw UsageError("option --\(name) takes no value") }
                 flags.insert(name)
@@ -49,8 +51,10 @@ struct Arguments {
     func flag(_ name: String) -> Bool { flags.contains(name) }
     /// Whether help was asked for.
     var wantsHelp: Bool { flags.contains("help") }
-    /// The value of `--name`, if given.
+    /// The value of `--name`, if given (the last one when repeated).
     func option(_ name: String) -> String? { options[name] }
+    /// Every value of a repeatable `--name`, in order.
+    func values(_ name: String) -> [String] { allValues[name] ?? [] }
 
     /// An integer option within a range, or a usage error.
     func int(_ name: String, in range: ClosedRange<Int> = 0...Int.max) throws -> Int? {

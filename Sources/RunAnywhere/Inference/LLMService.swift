@@ -22,12 +22,17 @@ public final class LLMService: Sendable {
     ///   `models.download(id:)` and `models.load(id:options:)`; `.invalidConfiguration` for bad options;
     ///   `.cancelled` when the calling task is cancelled before anything was produced.
     public func generate(prompt: String, options: LlmOptions = LlmOptions()) async throws -> GenerationResult {
+        try await collect(generateStream(prompt: prompt, options: options), modelId: options.model)
+    }
+
+    /// The `.completed` result of a stream.
+    func collect(_ stream: AsyncThrowingStream<GenerationEvent, any Error>, modelId: String?) async throws -> GenerationResult {
         var final: GenerationResult?
-        for try await event in generateStream(prompt: prompt, options: options) {
+        for try await event in stream {
             if case .completed(let r) = event { final = r }
         }
         guard let final else {
-            throw RunAnywhereError(.generationFailed, "Generation ended without a result.", modelId: options.model)
+            throw RunAnywhereError(.generationFailed, "Generation ended without a result.", modelId: modelId)
         }
         return final
     }
@@ -35,10 +40,15 @@ public final class LLMService: Sendable {
     /// Like ``generate(prompt:options:)``, streaming text as it is produced and ending with `.completed`.
     /// Cancelling the consuming task (or dropping the stream) stops generation between two tokens.
     public func generateStream(prompt: String, options: LlmOptions = LlmOptions()) -> AsyncThrowingStream<GenerationEvent, any Error> {
+        generateStream(prompt: prompt, images: nil, options: options)
+    }
+
+    /// The stream of a text prompt (`images` nil) or of a prompt about images (`RunAnywhere.vlm`).
+    func generateStream(prompt: String, images: [VlmImage]?, options: LlmOptions) -> AsyncThrowingStream<GenerationEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream<GenerationEvent, any Error>.makeStream(bufferingPolicy: .unbounded)
         let task = Task {
             do {
-                try await self.run(prompt: prompt, options: options, continuation: continuation)
+                try await self.run(prompt: prompt, images: images, options: options, continuation: continuation)
                 continuation.finish()
             } catch is CancellationError {
                 continuation.finish(throwing: RunAnywhereError.cancelled("Generation", modelId: options.model))
@@ -50,10 +60,11 @@ public final class LLMService: Sendable {
         return stream
     }
 
-    private func run(prompt: String, options: LlmOptions, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
+    private func run(prompt: String, images: [VlmImage]?, options: LlmOptions,
+                     continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
         try options.validate()
         let start = monotonicSeconds()
-        let id = try await resolveModel(options)
+        let id = try await resolveModel(options, vision: images != nil)
         try Task.checkCancellation()
         guard let lease = await models.residency.beginLease(id) else {
             throw RunAnywhereError(.modelNotLoaded, "Model '\(id)' was unloaded before generation could start.", modelId: id)
@@ -65,11 +76,16 @@ public final class LLMService: Sendable {
         let request = BackendGenerationRequest(prompt: prompt, options: options)
         let outcome = await Result(catching: {
             try await BlockingWork.run(name: "runanywhere-generate") { flag in
-                try handle.generate(request, onText: { piece in
+                let onText = { (piece: String) in
                     firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
                     text.withLock { $0 += piece }
                     continuation.yield(.text(piece))
-                }, shouldContinue: { !flag.isCancelled })
+                }
+                guard let images else { return try handle.generate(request, onText: onText, shouldContinue: { !flag.isCancelled }) }
+                guard let vision = handle as? any VisionLanguageModel else {
+                    throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' cannot take images: it is not a vision model (or its backend has no vision support).", modelId: id)
+                }
+                return try vision.generate(request, images: images, onText: onText, shouldContinue: { !flag.isCancelled })
             }
         })
         // Hand the model back before reporting, so an unload right after this call frees it at once.
@@ -88,10 +104,10 @@ public final class LLMService: Sendable {
     }
 
     /// The model this call uses, loaded: the one named (downloaded and loaded on demand) or the resident one.
-    private func resolveModel(_ options: LlmOptions) async throws -> String {
+    private func resolveModel(_ options: LlmOptions, vision: Bool) async throws -> String {
         guard let id = options.model else {
-            if let resident = await models.residency.mostRecent(category: .language) { return resident }
-            throw RunAnywhereError(.modelNotLoaded, "No language model is loaded. Name one in LlmOptions(model:) or load one with models.load(id:).")
+            if let resident = await models.residency.mostRecent(category: vision ? .vision : .language) { return resident }
+            throw RunAnywhereError(.modelNotLoaded, "No \(vision ? "vision" : "language") model is loaded. Name one in LlmOptions(model:) or load one with models.load(id:).")
         }
         var model = try await models.require(id)
         guard model.category == .language || model.category == .vision else {

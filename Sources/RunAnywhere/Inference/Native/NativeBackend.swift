@@ -10,8 +10,11 @@ struct NativeBackend: InferenceBackend {
     func cannotServe(_ model: ModelInfo) -> String? {
         guard model.framework == .llamaCpp else { return "it runs GGUF (llamaCpp) models, not \(model.framework.rawValue)" }
         guard model.format == .gguf else { return "the model file is \(model.format.rawValue), not GGUF" }
-        guard model.category == .language else {
-            return "\(model.category.rawValue) models need more than a text decoder, which is all it has so far"
+        guard model.category == .language || model.category == .vision else {
+            return "\(model.category.rawValue) models need more than a text decoder and an image encoder, which is all it has"
+        }
+        if model.category == .vision, !model.artifact.files.contains(where: { $0.role == .projector }) {
+            return "a vision model needs its projector file (role projector) next to the language model"
         }
         if let arch = model.architecture, !Self.architectures.contains(arch) {
             return "architecture '\(arch)' is not supported (supported: \(Self.architectures.sorted().joined(separator: ", ")))"
@@ -24,8 +27,9 @@ struct NativeBackend: InferenceBackend {
         let (_, d) = try GGUFInspector.describe(path, modelId: model.id)
         let context = contextLength ?? min(d.contextLength, GGUFInspector.defaultContextLength)
         let e = GGUFInspector.estimate(d, contextLength: context)
-        return BackendMemoryEstimate(totalBytes: Int64(e.totalBytes), weightsBytes: Int64(e.weightsBytes),
-                                     workingBytes: Int64(e.kvCacheBytes + e.scratchBytes), contextLength: context,
+        let v = try visionEstimate(model, embeddingLength: d.embeddingLength)
+        return BackendMemoryEstimate(totalBytes: Int64(e.totalBytes + v.weights + v.working), weightsBytes: Int64(e.weightsBytes + v.weights),
+                                     workingBytes: Int64(e.kvCacheBytes + e.scratchBytes + v.working), contextLength: context,
                                      maximumContextLength: d.contextLength)
     }
 
@@ -33,8 +37,9 @@ struct NativeBackend: InferenceBackend {
         let path = try primaryFile(request.model)
         do {
             let model = try GGUFModel(path: path.path)
+            let vision = try projectorFile(request.model).map { try GGUFVisionModel(path: $0.path) }
             let context = try GGUFContext(model: model, contextLength: request.contextLength, threads: request.threads)
-            return NativeModel(model: model, context: context, modelId: request.model.id)
+            return NativeModel(model: model, context: context, modelId: request.model.id, vision: vision)
         } catch let error as GGUFError {
             throw error.runAnywhereError(modelId: request.model.id, path: path)
         }
@@ -54,15 +59,20 @@ final class NativeModel: BackendModel, @unchecked Sendable {
     let context: GGUFContext
     let modelId: String
     let template: ChatTemplate?
+    /// The vision projector of a `.vision` model.
+    let vision: GGUFVisionModel?
 
-    init(model: GGUFModel, context: GGUFContext, modelId: String) {
+    init(model: GGUFModel, context: GGUFContext, modelId: String, vision: GGUFVisionModel? = nil) {
         self.model = model
         self.context = context
         self.modelId = modelId
+        self.vision = vision
         template = ChatTemplate(file: model.file)
     }
 
-    var memoryBytes: Int64 { Int64(context.memoryBytes) + Int64(model.description.tensorBytes) }
+    var memoryBytes: Int64 {
+        Int64(context.memoryBytes) + Int64(model.description.tensorBytes) + Int64(vision?.file.fileSize ?? 0)
+    }
 
     /// The prompt as the model expects it: through its chat template unless raw, or when it has none.
     func renderPrompt(_ request: BackendGenerationRequest) -> String {

@@ -79,7 +79,7 @@ let package = Package(
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),
-        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport"]),
+        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereImaging", "RunAnywhereTestSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
         .testTarget(name: "ImagingTests", dependencies: ["RunAnywhereImaging", "RunAnywhereGGUF"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereTestSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import RunAnywhereGGUF
+import RunAnywhereImaging
 
 /// The tiny random-weight SmolVLM pair and llama.cpp mtmd's outputs for it, committed in bench/vlm/tiny
 /// (made by bench/vlm/make_tiny.sh: make_smolvlm.py, test_images.py and mtmd_reference.py).
@@ -10,7 +11,10 @@ enum VisionFixture {
 
     struct Image {
         let file: String
+        /// The pixels as the SDK decodes the file.
         let image: RGBImage
+        /// For PNG/JPEG: the pixels mtmd's stb_image decoded (written next to the file by mtmd_reference.py).
+        let stb: RGBImage?
         /// mtmd's chunks: text tokens, or image tokens with their offset into the embeddings file.
         let layout: [(tokens: [Int32]?, imageTokens: Int, offset: Int)]
         let generations: [(prompt: String, tokens: [Int32], margins: [Float], text: String)]
@@ -49,7 +53,11 @@ enum VisionFixture {
                 (g["prompt"] as? String ?? "", (g["tokens"] as? [Int] ?? []).map { Int32($0) },
                  (g["margins"] as? [Double] ?? []).map { Float($0) }, g["text"] as? String ?? "")
             }
-            images.append(Image(file: file, image: try readPPM(directory + "/" + file), layout: layout, generations: gens))
+            // PPM as written; PNG and JPEG through the SDK's decoders (mtmd used stb_image on the same files).
+            let path = directory + "/" + file
+            let image = file.hasSuffix(".ppm") ? try readPPM(path) : try ImageDecoder.decode(contentsOf: URL(fileURLWithPath: path))
+            let stb = file.hasSuffix(".ppm") ? nil : try readPPM(path + ".stb.ppm")
+            images.append(Image(file: file, image: image, stb: stb, layout: layout, generations: gens))
         }
         return (images, embeddings, try #require(root["prompt_format"] as? String))
     }
@@ -67,6 +75,13 @@ enum VisionFixture {
 struct VisionReferenceTests {
     static let pairs = ["smolvlm-tiny-f16", "smolvlm-tiny-q8_0"]
 
+    /// The reference top-2 margin (logits) below which a step is a near-tie: the last-bit differences of F16 weights
+    /// move these random models' logits by hundredths; a Q8_0 rounding flip of an activation (up to 1/127 of a block's
+    /// largest value) by tenths; a JPEG, where libjpeg-turbo's pixels differ from stb_image's by a few levels, by more.
+    static func nearTie(_ name: String, _ file: String) -> Float {
+        file.hasSuffix(".jpg") ? 1.0 : name.hasSuffix("q8_0") ? 0.5 : 0.05
+    }
+
     static func open(_ name: String) throws -> (GGUFModel, GGUFVisionModel) {
         let dir = VisionFixture.directory
         return (try GGUFModel(path: dir + "/\(name).gguf"), try GGUFVisionModel(path: dir + "/mmproj-\(name).gguf"))
@@ -78,7 +93,26 @@ struct VisionReferenceTests {
         let (images, reference, format) = try VisionFixture.load(name)
         let context = try GGUFContext(model: model, contextLength: 2048, threads: 2)
         for entry in images {
-            let embedded = try context.encode(entry.image, with: vision)
+            if let stb = entry.stb {
+                // The decoders: libpng gives stb_image's pixels exactly; libjpeg-turbo's IDCT and upsampling differ
+                // from stb_image's by a few levels.
+                let diff = zip(stb.pixels, entry.image.pixels).map { abs(Int($0) - Int($1)) }.max() ?? 0
+                print("vision-reference: \(entry.file): decoded pixels differ from stb_image's by at most \(diff) levels")
+                #expect(stb.width == entry.image.width && stb.height == entry.image.height)
+                #expect(diff <= (entry.file.hasSuffix(".png") ? 0 : 8), "\(entry.file): \(diff) levels from stb_image")
+                if entry.file.hasSuffix(".jpg") {
+                    // Through the SDK's decoder the embeddings move with the pixels: held to 10% of the largest value.
+                    let ours = try context.encode(entry.image, with: vision)
+                    let offsets = entry.layout.filter { $0.tokens == nil }.map(\.offset)
+                    let worst = zip(ours.values, offsets.flatMap { o in reference[o..<(o + ours.tokensPerTile * ours.width)] })
+                        .map { abs($0 - $1) }.max() ?? .infinity
+                    let scale = reference.map { abs($0) }.max() ?? 1
+                    print("vision-reference: \(name) \(entry.file) with libjpeg-turbo's pixels: relative \(worst / scale)")
+                    #expect(worst / scale < 0.1)
+                }
+            }
+            // The engine on the very pixels mtmd encoded.
+            let embedded = try context.encode(entry.stb ?? entry.image, with: vision)
             let refChunks = entry.layout.filter { $0.tokens == nil }
             #expect(refChunks.count == embedded.rows * embedded.columns + 1, "\(entry.file): tile count")
             // Largest difference relative to the largest reference value, over every image token.
@@ -128,7 +162,10 @@ struct VisionReferenceTests {
                                                  shouldContinue: { true }, onText: { _ in })
                 // Equal until the reference's top-2 margin first falls below 0.05 logits (a closer call may go
                 // either way with last-bit differences in the image embeddings).
-                let clear = g.margins.firstIndex { $0 < 0.05 } ?? g.margins.count
+                let clear = g.margins.firstIndex { $0 < Self.nearTie(name, entry.file) } ?? g.margins.count
+                if let d = zip(stats.tokens, g.tokens).enumerated().first(where: { $0.element.0 != $0.element.1 })?.offset {
+                    print("vision-greedy: \(name) \(entry.file) \"\(g.prompt)\": first difference at step \(d), reference margin there \(g.margins[d])")
+                }
                 let n = min(clear, g.tokens.count)
                 #expect(Array(stats.tokens.prefix(n)) == Array(g.tokens.prefix(n)),
                         "\(name) \(entry.file) \"\(g.prompt)\": \(stats.tokens) vs mtmd \(g.tokens) (first near-tie at \(clear))")

@@ -31,7 +31,7 @@ def main():
     encodes, ttfts = [], []
     n_prompt = 0
     for _ in range(a.reps):
-        bmp = M.mtmd_helper_bitmap_init_from_file(ref.mtmd, a.image.encode())
+        bmp = M.mtmd_helper_bitmap_init_from_file(ref.mtmd, a.image.encode(), False)
         text = PROMPT.format(marker=ref.marker, prompt="What is in this picture?").encode()
         t = M.mtmd_input_text(text, len(text), False, True)
         chunks = M.mtmd_input_chunks_init()

@@ -23,7 +23,7 @@ import llama_cpp
 from llama_cpp import mtmd_cpp as M
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_images import read_ppm  # noqa: E402
+from test_images import read_ppm, write_ppm  # noqa: E402
 
 PROMPT = "<|im_start|>User:{marker}{prompt}<end_of_utterance>\nAssistant:"
 
@@ -62,6 +62,17 @@ class Reference:
         self.n_embd = llama_cpp.llama_model_n_embd(self.model)
         self.n_vocab = llama_cpp.llama_vocab_n_tokens(self.vocab)
         self.marker = M.mtmd_default_marker().decode()
+
+    def load_image(self, path):
+        """(w, h, rgb bytes): PPM read here, PNG/JPEG decoded by mtmd itself (stb_image), as llama.cpp's tools do."""
+        if path.endswith(".ppm"):
+            return read_ppm(path)
+        bmp = M.mtmd_helper_bitmap_init_from_file(self.mtmd, path.encode(), False)
+        assert bmp, "mtmd cannot read " + path
+        w, h = M.mtmd_bitmap_get_nx(bmp), M.mtmd_bitmap_get_ny(bmp)
+        rgb = ctypes.string_at(M.mtmd_bitmap_get_data(bmp), M.mtmd_bitmap_get_n_bytes(bmp))
+        M.mtmd_bitmap_free(bmp)
+        return w, h, rgb
 
     def tokenize(self, prompt, images):
         """images: list of (w, h, rgb bytes). Returns the chunk list (mtmd owns it)."""
@@ -149,7 +160,9 @@ def main():
     result = {"text": os.path.basename(a.text), "mmproj": os.path.basename(a.mmproj), "flash_attention": a.flash,
               "prompt_format": PROMPT.format(marker="<image>", prompt="{prompt}"), "images": [], "text_only": []}
     for path in a.images:
-        w, h, rgb = read_ppm(path)
+        w, h, rgb = ref.load_image(path)
+        if not path.endswith(".ppm"):  # the pixels stb_image decoded, to tell decoder differences from engine ones
+            write_ppm(path + ".stb.ppm", np.frombuffer(rgb, np.uint8).reshape(h, w, 3))
         chunks = ref.tokenize(a.prompts[0], [(w, h, rgb)])
         layout, seconds = ref.layout(chunks, embeddings)
         entry = {"file": os.path.basename(path), "width": w, "height": h, "layout": layout,

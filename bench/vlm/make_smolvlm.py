@@ -195,12 +195,15 @@ def main():
     ap.add_argument("--shape", choices=sorted(SHAPES), default="tiny")
     ap.add_argument("--type", choices=["f32", "f16", "q8_0"], default="f16")
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--vision-layers", type=int, help="override the encoder depth (to see how differences grow)")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
+    if a.vision_layers:
+        SHAPES[a.shape] = dict(SHAPES[a.shape], v_layer=a.vision_layers)
     qtype = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
              "q8_0": gguf.GGMLQuantizationType.Q8_0}[a.type]
     os.makedirs(a.out, exist_ok=True)
-    stem = f"smolvlm-{a.shape}-{a.type}"
+    stem = f"smolvlm-{a.shape}-{a.type}" + (f"-v{a.vision_layers}" if a.vision_layers else "")
     write_text(os.path.join(a.out, stem + ".gguf"), SHAPES[a.shape], qtype, a.seed)
     write_mmproj(os.path.join(a.out, "mmproj-" + stem + ".gguf"), SHAPES[a.shape], qtype, a.seed)
     print(os.path.join(a.out, stem + ".gguf"))

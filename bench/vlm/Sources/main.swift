@@ -1,7 +1,7 @@
 // vlm-bench: times the native engine's image encoding and time to first token on one image
 // (bench/vlm/run.sh compares it with llama.cpp's mtmd on the same files and threads).
 //
-//   vlm-bench --text T.gguf --mmproj M.gguf --image photo.png [--threads N] [--reps R] [--scalar]
+//   vlm-bench --text T.gguf --mmproj M.gguf --image photo.png [--threads N] [--reps R] [--scalar] [--dump F.bin]
 import CKernels
 import Foundation
 import RunAnywhereGGUF
@@ -37,6 +37,9 @@ do {
         let start = clock.now
         let embedded = try context.encode(image, with: vision)
         encodes.append(embedded.encodeSeconds)
+        if let dump = value("dump"), encodes.count == 1 {  // float32 image embeddings, tiles in mtmd's order
+            try embedded.values.withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: dump)) }
+        }
         context.reset()
         let parts: [VisionPromptPart] = [.text("<|im_start|>User:"), .image(embedded),
                                          .text("What is in this picture?<end_of_utterance>\nAssistant:")]

@@ -23,6 +23,13 @@ let package = Package(
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
+        .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
+        .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+
+        // PNG/JPEG decoding in C (both libraries report errors by longjmp, which Swift cannot catch).
+        .target(name: "CImageCodecs", dependencies: ["CPNG", "CJPEG"], cSettings: optimisedC),
+        // Image decoding for the native backend (the core stays free of image libraries).
+        .target(name: "RunAnywhereImaging", dependencies: ["CImageCodecs", "RunAnywhereGGUF"], swiftSettings: optimisedSwift),
 
         // C kernels: quantized dot products and matmul with runtime CPU dispatch.
         .target(name: "CKernels", cSettings: optimisedC),
@@ -42,7 +49,7 @@ let package = Package(
         ),
 
         // The native engine as a backend of the core.
-        .target(name: "RunAnywhereNative", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF"]),
+        .target(name: "RunAnywhereNative", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF", "RunAnywhereImaging"]),
 
         // Speech recognition through sherpa-onnx's C API, opened at run time (scripts/install-speech.sh installs it).
         // CSherpaOnnx holds our own declarations of the few structs and entry points used; nothing is linked.
@@ -83,6 +90,14 @@ let package = Package(
             swiftSettings: optimisedSwift
         ),
 
+        // Vision benchmark driver (bench/vlm/run.sh); not a product.
+        .executableTarget(
+            name: "vlm-bench",
+            dependencies: ["RunAnywhereGGUF", "RunAnywhereImaging", "CKernels"],
+            path: "bench/vlm/Sources",
+            swiftSettings: optimisedSwift
+        ),
+
         // The documentation's "complete picker" as a terminal program (built with everything else).
         .executableTarget(name: "model-picker", dependencies: ["RunAnywhere"], path: "Examples/ModelPicker"),
         // Download benchmark driver (bench/download/run.sh); not a product.
@@ -93,8 +108,9 @@ let package = Package(
 
         .testTarget(name: "RunAnywhereTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
         .testTarget(name: "DownloadTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
-        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereTestSupport", "CKernels"], exclude: ["Fixtures"]),
+        .testTarget(name: "GGUFTests", dependencies: ["RunAnywhereGGUF", "RunAnywhereImaging", "RunAnywhereTestSupport", "CKernels"], exclude: ["Fixtures"]),
         .testTarget(name: "KernelTests", dependencies: ["CKernels"]),
+        .testTarget(name: "ImagingTests", dependencies: ["RunAnywhereImaging", "RunAnywhereGGUF"]),
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the package needs to build on Debian/Ubuntu: the C libraries behind the
-# CCurl, CCrypto and CArchive modules, and pkg-config. Safe to run again: installs only what is missing.
+# CCurl, CCrypto, CArchive, CPNG and CJPEG modules, and pkg-config. Safe to run again: installs only what is missing.
 set -euo pipefail
 
 need=()
@@ -9,6 +9,8 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 have_pc libcurl || need+=(libcurl4-openssl-dev)
 have_pc libcrypto || need+=(libssl-dev)
 have_pc libarchive || need+=(libarchive-dev)
+have_pc libpng || need+=(libpng-dev)
+have_pc libjpeg || need+=(libjpeg62-turbo-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need[*]}" >&2

@@ -47,6 +47,9 @@ public enum RunAnywhere {
     /// Speech to text: `RunAnywhere.stt.transcribe(audio:options:)`.
     public static var stt: STTService { shared.stt }
 
+    /// Questions about images: `RunAnywhere.vlm.generate(prompt:images:options:)`.
+    public static var vlm: VLMService { shared.vlm }
+
     /// Sets the Hugging Face token for gated or private repositories. Keep it in the Keychain, never in source.
     public static func setHfToken(_ token: String?) {
         // Setting the in-memory token cannot fail; persisting is opt-in through the instance API.

@@ -41,6 +41,8 @@ public final class RunAnywhereSDK: Sendable {
     public let llm: LLMService
     /// Speech to text.
     public let stt: STTService
+    /// Questions about images.
+    public let vlm: VLMService
 
     let tokens: HFTokenStore
 
@@ -58,6 +60,7 @@ public final class RunAnywhereSDK: Sendable {
         models = ModelManager(configuration: configuration, layout: layout, tokens: tokens, backends: backends)
         llm = LLMService(models: models)
         stt = STTService(models: models)
+        vlm = VLMService(llm: llm)
     }
 
     /// Sets the Hugging Face token used for gated or private repositories (nil clears it).

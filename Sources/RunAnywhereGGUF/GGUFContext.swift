@@ -82,9 +82,9 @@ public final class GGUFContext: @unchecked Sendable {
     public let threads: Int
     /// Most tokens per forward pass while evaluating a prompt.
     public let batchSize: Int
-    private let transformer: Transformer
+    let transformer: Transformer
     /// Tokens currently in the KV cache, in order.
-    public private(set) var cachedTokens: [Int32] = []
+    public internal(set) var cachedTokens: [Int32] = []
 
     /// Creates a context.
     /// - Parameters:

@@ -15,7 +15,8 @@ final class Transformer: @unchecked Sendable {
     /// Tokens currently in the KV cache.
     private(set) var position = 0
 
-    private let pool: OpaquePointer?
+    /// The thread pool of the forward pass (the vision encoder runs on it too).
+    let pool: OpaquePointer?
     private let block: PageBlock
     private let kCache: UnsafeMutablePointer<UInt16>
     private let vCache: UnsafeMutablePointer<UInt16>
@@ -104,20 +105,32 @@ final class Transformer: @unchecked Sendable {
     ///   - allLogits: logits of every token (rows of vocabularySize) rather than only of the last one.
     ///   - logits: destination, `(allLogits ? tokens.count : 1) * vocabularySize` floats.
     func forward(_ tokens: UnsafeBufferPointer<Int32>, allLogits: Bool, logits: UnsafeMutablePointer<Float>) {
+        let e = config.embeddingLength
+        let n = min(tokens.count, batchSize)
+        for t in 0..<n {
+            ra_dequantize_row(Int32(bitPattern: weights.tokenEmbedding.type.rawValue), weights.tokenEmbedding.row(Int(tokens[t])),
+                              x + t * e, Int64(e))
+        }
+        // Gemma scales its token embeddings by sqrt(hidden); embeddings given directly (image tokens) are used as given.
+        if let scale = config.embeddingScale { ra_scale(pool, x, scale, Int64(n * e)) }
+        forwardInput(count: tokens.count, allLogits: allLogits, logits: logits)
+    }
+
+    /// Like `forward(_:allLogits:logits:)`, with input embeddings (`count` rows of embeddingLength floats, e.g. image
+    /// tokens) in place of token ids, at consecutive positions.
+    func forward(embeddings: UnsafePointer<Float>, count: Int, allLogits: Bool, logits: UnsafeMutablePointer<Float>) {
+        x.update(from: embeddings, count: min(count, batchSize) * config.embeddingLength)
+        forwardInput(count: count, allLogits: allLogits, logits: logits)
+    }
+
+    /// The forward pass of the `nT` input rows already in `x`.
+    private func forwardInput(count nT: Int, allLogits: Bool, logits: UnsafeMutablePointer<Float>) {
         let c = config
-        let nT = tokens.count
         precondition(nT > 0 && nT <= batchSize && position + nT <= contextLength, "forward called with a batch that does not fit")
         let e = c.embeddingLength, f = c.feedForwardLength, hd = c.keyLength
         let qDim = c.headCount * hd
         let eps = c.rmsNormEpsilon
-
-        for t in 0..<nT {
-            let id = Int(tokens[t])
-            ra_dequantize_row(Int32(bitPattern: weights.tokenEmbedding.type.rawValue), weights.tokenEmbedding.row(id),
-                              x + t * e, Int64(e))
-            positions[t] = Int32(position + t)
-        }
-        if let s = c.embeddingScale { ra_scale(pool, x, s, Int64(nT * e)) }
+        for t in 0..<nT { positions[t] = Int32(position + t) }
         // Gemma scales the queries before q·k (then rounded to F16 with them); the others scale the scores.
         let scalesQueries = c.architecture == .gemma3
 

@@ -96,7 +96,7 @@ struct TransformerWeights: @unchecked Sendable {
 }
 
 /// Finds tensors by name and checks them.
-private struct TensorLoader {
+struct TensorLoader {
     let file: GGUFFile
 
     func info(_ name: String) throws -> GGUFTensorInfo {
@@ -113,11 +113,13 @@ private struct TensorLoader {
         }
     }
 
-    func matrix(_ name: String, columns: Int, rows: Int) throws -> WeightMatrix {
+    /// A matrix of `rows` rows of `columns`; `shape` is the tensor's expected shape when it is not 2-D
+    /// (a convolution kernel read as a matrix).
+    func matrix(_ name: String, columns: Int, rows: Int, shape expected: [Int]? = nil) throws -> WeightMatrix {
         let t = try info(name)
         let shape = t.shape.count == 1 ? t.shape + [1] : t.shape
-        guard shape.count == 2, shape[0] == columns, shape[1] == rows else {
-            throw GGUFError(.invalidFormat, "\(file.path): tensor \(name) has shape \(t.shape), expected [\(columns), \(rows)]")
+        guard shape == expected ?? [columns, rows] else {
+            throw GGUFError(.invalidFormat, "\(file.path): tensor \(name) has shape \(t.shape), expected \(expected ?? [columns, rows])")
         }
         try checkType(t)
         let type = Int32(bitPattern: t.type.rawValue)

@@ -16,8 +16,11 @@ public struct NativeBackend: InferenceBackend {
     public func cannotServe(_ model: ModelInfo) -> String? {
         guard model.framework == .llamaCpp else { return "it runs GGUF (llamaCpp) models, not \(model.framework.rawValue)" }
         guard model.format == .gguf else { return "the model file is \(model.format.rawValue), not GGUF" }
-        guard model.category == .language else {
-            return "\(model.category.rawValue) models need more than a text decoder, which is all it has so far"
+        guard model.category == .language || model.category == .vision else {
+            return "\(model.category.rawValue) models need more than a text decoder and an image encoder, which is all it has"
+        }
+        if model.category == .vision, !model.artifact.files.contains(where: { $0.role == .projector }) {
+            return "a vision model needs its projector file (role projector) next to the language model"
         }
         if let arch = model.architecture, !Self.architectures.contains(arch) {
             return "architecture '\(arch)' is not supported (supported: \(Self.architectures.sorted().joined(separator: ", ")))"
@@ -52,10 +55,12 @@ public struct NativeBackend: InferenceBackend {
         let (file, d) = try GGUFInspector.describe(path, modelId: model.id)
         let context = contextLength ?? GGUFInspector.defaultContextLength(d)
         let e = GGUFInspector.estimate(d, contextLength: context)
-        let estimate = BackendMemoryEstimate(totalBytes: Int64(e.totalBytes), weightsBytes: Int64(e.weightsBytes),
-                                             workingBytes: Int64(e.kvCacheBytes + e.scratchBytes), contextLength: context,
+        let v = try visionEstimate(model, embeddingLength: d.embeddingLength)
+        let estimate = BackendMemoryEstimate(totalBytes: Int64(e.totalBytes + v.weights + v.working),
+                                             weightsBytes: Int64(e.weightsBytes + v.weights),
+                                             workingBytes: Int64(e.kvCacheBytes + e.scratchBytes + v.working), contextLength: context,
                                              maximumContextLength: d.contextLength)
-        return NativePreparedLoad(file: file, path: path, estimate: estimate)
+        return NativePreparedLoad(file: file, path: path, projector: try projectorFile(model), estimate: estimate)
     }
 
     private func primaryFile(_ model: ModelInfo) throws -> URL {
@@ -71,13 +76,16 @@ struct NativePreparedLoad: PreparedLoad {
     /// The open file.
     let file: GGUFFile
     let path: URL
+    /// The projector file of a `.vision` model.
+    let projector: URL?
     let estimate: BackendMemoryEstimate
 
     func load(_ request: BackendLoadRequest) throws -> any BackendModel {
         do {
             let model = try GGUFModel(file: file)
+            let vision = try projector.map { try GGUFVisionModel(path: $0.path) }
             let context = try GGUFContext(model: model, contextLength: request.contextLength, threads: request.threads)
-            return NativeModel(model: model, context: context, modelId: request.model.id)
+            return NativeModel(model: model, context: context, modelId: request.model.id, vision: vision)
         } catch let error as GGUFError {
             throw error.runAnywhereError(modelId: request.model.id, path: path)
         }
@@ -90,15 +98,20 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
     let context: GGUFContext
     let modelId: String
     let template: ChatTemplate?
+    /// The vision projector of a `.vision` model.
+    let vision: GGUFVisionModel?
 
-    init(model: GGUFModel, context: GGUFContext, modelId: String) {
+    init(model: GGUFModel, context: GGUFContext, modelId: String, vision: GGUFVisionModel? = nil) {
         self.model = model
         self.context = context
         self.modelId = modelId
+        self.vision = vision
         template = ChatTemplate(file: model.file)
     }
 
-    var memoryBytes: Int64 { Int64(context.memoryBytes) + Int64(model.description.tensorBytes) }
+    var memoryBytes: Int64 {
+        Int64(context.memoryBytes) + Int64(model.description.tensorBytes) + Int64(vision?.file.fileSize ?? 0)
+    }
 
     /// The prompt as the model expects it: through its chat template unless raw, or when it has none.
     func renderPrompt(_ request: BackendGenerationRequest) -> String {

@@ -8,8 +8,9 @@ enum ChatCommand: Command {
     static let help = """
         Usage: runanywhere chat ID [run options]
 
-        Type a message and press Enter. Commands: /ps (what is loaded), /unload (free the model's memory;
-        the next message loads it again), /reset (forget the conversation), /exit (or Ctrl-D).
+        Type a message and press Enter. Commands: /image FILE (attach a PNG or JPEG to the next message, for a
+        vision model), /ps (what is loaded), /unload (free the model's memory; the next message loads it again),
+        /reset (forget the conversation), /exit (or Ctrl-D).
         Takes the options of `runanywhere run` (--temperature, --context-length, --system, ...).
         """
 
@@ -24,6 +25,7 @@ enum ChatCommand: Command {
         let loaded = try await RunAnywhere.models.load(id: id, options: options.loadOptions ?? LoadOptions())
         Output.stderr("Loaded \(id) on \(loaded.backend.rawValue) (\(ByteFormatter.string(loaded.memoryBytes)), context \(loaded.contextLength))\(loaded.backendNote.map { "; \($0)" } ?? ""). /exit to quit.")
         let interactive = isatty(STDIN_FILENO) == 1
+        var images: [VlmImage] = []
         while true {
             if interactive { FileHandle.standardOutput.write(Data(">>> ".utf8)) }
             guard let line = readLine(strippingNewline: true) else { break }
@@ -47,12 +49,20 @@ enum ChatCommand: Command {
                 print(help)
                 continue
             default:
+                if text.hasPrefix("/image ") {
+                    let path = text.dropFirst("/image ".count).trimmingCharacters(in: .whitespaces)
+                    guard FileManager.default.fileExists(atPath: path) else { print("No file \(path)."); continue }
+                    images.append(VlmImage(contentsOf: URL(fileURLWithPath: path)))
+                    print("Attached \(path) to the next message (\(images.count) image\(images.count == 1 ? "" : "s")).")
+                    continue
+                }
                 if text.hasPrefix("/") {
                     print("Unknown command \(text). Try /help.")
                     continue
                 }
             }
-            let result = try await RunCommand.stream(prompt: text, options: options)
+            let result = try await RunCommand.stream(prompt: text, images: images, options: options)
+            images = []
             RunCommand.reportSpeed(result)
             options.history.append(ChatTurn(role: .user, content: text))
             options.history.append(ChatTurn(role: .assistant, content: result.text))

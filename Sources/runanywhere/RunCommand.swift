@@ -8,6 +8,7 @@ enum RunCommand: Command {
     static let help = """
         Usage: runanywhere run ID "PROMPT" [options]
 
+          --image FILE         a PNG or JPEG for a vision model (repeatable; images go before the prompt)
           --max-tokens N       at most N new tokens (default 256)
           --temperature T      0 = greedy, llama.cpp's greedy text (default 0.7)
           --top-k K            keep the K most likely tokens (default 40, 0 = off)
@@ -57,7 +58,7 @@ enum RunCommand: Command {
         return o
     }
 
-    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend"]
+    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend", "image"]
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: valued, flags: ["raw", "json"])
@@ -69,12 +70,14 @@ enum RunCommand: Command {
         if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: false)
         }
+        let images = args.values("image").map { VlmImage(contentsOf: URL(fileURLWithPath: $0)) }
         if args.flag("json") {
-            let result = try await RunAnywhere.llm.generate(prompt: prompt, options: options)
+            let result = images.isEmpty ? try await RunAnywhere.llm.generate(prompt: prompt, options: options)
+                                        : try await RunAnywhere.vlm.generate(prompt: prompt, images: images, options: options)
             try Output.json(result)
             return ExitCode.ok
         }
-        let result = try await stream(prompt: prompt, options: options)
+        let result = try await stream(prompt: prompt, images: images, options: options)
         reportSpeed(result)
         if let note = await RunAnywhere.models.state().loaded.first(where: { $0.id == id })?.backendNote {
             Output.stderr("[\(result.backend.rawValue): \(note)]")
@@ -82,10 +85,12 @@ enum RunCommand: Command {
         return ExitCode.ok
     }
 
-    /// Streams text to stdout; returns the result.
-    static func stream(prompt: String, options: LlmOptions) async throws -> GenerationResult {
+    /// Streams text to stdout; returns the result. With images the prompt goes to `RunAnywhere.vlm`.
+    static func stream(prompt: String, images: [VlmImage] = [], options: LlmOptions) async throws -> GenerationResult {
         var result: GenerationResult?
-        for try await event in RunAnywhere.llm.generateStream(prompt: prompt, options: options) {
+        let events = images.isEmpty ? RunAnywhere.llm.generateStream(prompt: prompt, options: options)
+                                    : RunAnywhere.vlm.generateStream(prompt: prompt, images: images, options: options)
+        for try await event in events {
             switch event {
             case .text(let t):
                 FileHandle.standardOutput.write(Data(t.utf8))

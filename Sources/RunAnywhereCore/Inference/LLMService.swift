@@ -22,12 +22,17 @@ public final class LLMService: Sendable {
     ///   `models.download(id:)` and `models.load(id:options:)`; `.invalidConfiguration` for bad options;
     ///   `.cancelled` when the calling task is cancelled before anything was produced.
     public func generate(prompt: String, options: LlmOptions = LlmOptions()) async throws -> GenerationResult {
+        try await collect(generateStream(prompt: prompt, options: options), modelId: options.model)
+    }
+
+    /// The `.completed` result of a stream.
+    func collect(_ stream: AsyncThrowingStream<GenerationEvent, any Error>, modelId: String?) async throws -> GenerationResult {
         var final: GenerationResult?
-        for try await event in generateStream(prompt: prompt, options: options) {
+        for try await event in stream {
             if case .completed(let r) = event { final = r }
         }
         guard let final else {
-            throw RunAnywhereError(.generationFailed, "Generation ended without a result.", modelId: options.model)
+            throw RunAnywhereError(.generationFailed, "Generation ended without a result.", modelId: modelId)
         }
         return final
     }
@@ -35,30 +40,44 @@ public final class LLMService: Sendable {
     /// Like ``generate(prompt:options:)``, streaming text as it is produced and ending with `.completed`.
     /// Cancelling the consuming task (or dropping the stream) stops generation between two tokens.
     public func generateStream(prompt: String, options: LlmOptions = LlmOptions()) -> AsyncThrowingStream<GenerationEvent, any Error> {
+        generateStream(prompt: prompt, images: nil, options: options)
+    }
+
+    /// The stream of a text prompt (`images` nil) or of a prompt about images (`RunAnywhere.vlm`).
+    func generateStream(prompt: String, images: [VlmImage]?, options: LlmOptions) -> AsyncThrowingStream<GenerationEvent, any Error> {
         .serviceCall("Generation", modelId: options.model) { continuation in
-            try await self.run(prompt: prompt, options: options, continuation: continuation)
+            try await self.run(prompt: prompt, images: images, options: options, continuation: continuation)
         }
     }
 
-    private func run(prompt: String, options: LlmOptions, continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
+    private func run(prompt: String, images: [VlmImage]?, options: LlmOptions,
+                     continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
         try options.validate()
         let start = monotonicSeconds()
-        let id = try await models.residentModel(options.model, loadOptions: options.loadOptions, need: .init(
-            categories: [.language, .vision], fallback: .language, kind: "language model", optionsField: "LlmOptions(model:)"))
+        let id = try await models.residentModel(options.model, loadOptions: options.loadOptions, need: images == nil
+            ? .init(categories: [.language, .vision], fallback: .language, kind: "language model", optionsField: "LlmOptions(model:)")
+            : .init(categories: [.vision], fallback: .vision, kind: "vision model", optionsField: "LlmOptions(model:)"))
         try Task.checkCancellation()
         let firstToken = Mutex<Double?>(nil)
         let text = Mutex<String>("")
         let request = BackendGenerationRequest(prompt: prompt, options: options)
         let (stats, info) = try await models.residency.withLease(id) { handle, info in
-            guard let model = handle as? any TextGenerationModel else {
-                throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' does not generate text (loaded by \(info.backend.rawValue)).", modelId: id)
-            }
             let stats = try await BlockingWork.run(name: "runanywhere-generate") { flag in
-                try model.generate(request, onText: { piece in
+                let onText = { (piece: String) in
                     firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
                     text.withLock { $0 += piece }
                     continuation.yield(.text(piece))
-                }, shouldContinue: { !flag.isCancelled })
+                }
+                if let images {
+                    guard let vision = handle as? any VisionLanguageModel else {
+                        throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' cannot take images: it is not a vision model (or its backend has no vision support).", modelId: id)
+                    }
+                    return try vision.generate(request, images: images, onText: onText, shouldContinue: { !flag.isCancelled })
+                }
+                guard let model = handle as? any TextGenerationModel else {
+                    throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' does not generate text (loaded by \(info.backend.rawValue)).", modelId: id)
+                }
+                return try model.generate(request, onText: onText, shouldContinue: { !flag.isCancelled })
             }
             return (stats, info)
         }
@@ -71,12 +90,5 @@ public final class LLMService: Sendable {
             tokensPerSecond: stats.decodeSeconds > 0 ? Double(max(0, stats.outputTokens - 1)) / stats.decodeSeconds : 0,
             finishReason: stats.finishReason)
         continuation.yield(.completed(result))
-    }
-}
-
-extension Result where Failure == any Error {
-    /// The outcome of an async throwing body, as a value.
-    init(catching body: () async throws -> Success) async {
-        do { self = .success(try await body()) } catch { self = .failure(error) }
     }
 }

@@ -1,0 +1,69 @@
+/// An image cut into tiles the way llama.cpp's mtmd does for idefics3 (SmolVLM), following Hugging Face's
+/// Idefics3 image processor: Lanczos-resize so the longest side is `longestEdge` (the other side truncated, then
+/// made even; small images are enlarged too), Lanczos-stretch both sides up to whole tiles, cut the result into
+/// tiles row by row, and add a global tile: the stretched image resized to one tile.
+struct TiledImage: Sendable {
+    /// Tiles per row.
+    let columns: Int
+    /// Rows of tiles.
+    let rows: Int
+    /// The `rows × columns` slices row by row, then the global tile.
+    let tiles: [RGBImage]
+}
+
+extension ClipConfig {
+    /// The tile grid (columns, rows) of an image of this size.
+    /// - Throws: `GGUFError(.unsupported)` when the aspect ratio is so extreme that a side would round to nothing.
+    func grid(width: Int, height: Int) throws -> (resizedWidth: Int, resizedHeight: Int, columns: Int, rows: Int) {
+        let aspect = Double(width) / Double(height)
+        var rw: Int, rh: Int
+        if width >= height {
+            rw = longestEdge
+            rh = Int(Double(longestEdge) / aspect)
+            rh += rh % 2
+        } else {
+            rh = longestEdge
+            rw = Int(Double(longestEdge) * aspect)
+            rw += rw % 2
+        }
+        guard rw > 0, rh > 0 else {
+            throw GGUFError(.unsupported, "an image of \(width)×\(height) pixels is too narrow for the vision encoder (aspect ratio beyond \(longestEdge):1)")
+        }
+        return (rw, rh, (rw + imageSize - 1) / imageSize, (rh + imageSize - 1) / imageSize)
+    }
+
+    /// Resizes and cuts an image into tiles.
+    func tiles(of image: RGBImage) throws -> TiledImage {
+        let g = try grid(width: image.width, height: image.height)
+        let resized = image.resizedLanczos(width: g.resizedWidth, height: g.resizedHeight)
+        let refined = resized.resizedLanczos(width: g.columns * imageSize, height: g.rows * imageSize)
+        var tiles: [RGBImage] = []
+        tiles.reserveCapacity(g.rows * g.columns + 1)
+        let rowBytes = imageSize * 3
+        for ty in 0..<g.rows {
+            for tx in 0..<g.columns {
+                var px = [UInt8](repeating: 0, count: imageSize * rowBytes)
+                for y in 0..<imageSize {
+                    let src = ((ty * imageSize + y) * refined.width + tx * imageSize) * 3
+                    px.replaceSubrange(y * rowBytes..<(y + 1) * rowBytes, with: refined.pixels[src..<(src + rowBytes)])
+                }
+                tiles.append(RGBImage(unchecked: imageSize, imageSize, px))
+            }
+        }
+        tiles.append(refined.resizedLanczos(width: imageSize, height: imageSize))
+        return TiledImage(columns: g.columns, rows: g.rows, tiles: tiles)
+    }
+
+    /// A tile as the encoder takes it: planar channels of (value / 255 − mean) / std.
+    func normalised(_ tile: RGBImage) -> [Float] {
+        let n = tile.width * tile.height
+        var out = [Float](repeating: 0, count: 3 * n)
+        tile.pixels.withUnsafeBufferPointer { px in
+            for ch in 0..<3 {
+                let m = mean[ch], s = std[ch]
+                for i in 0..<n { out[ch * n + i] = (Float(px[i * 3 + ch]) / 255 - m) / s }
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Testing
+@testable import RunAnywhere
+import RunAnywhereTestSupport
+
+/// `RunAnywhere.vlm` over the tiny random-weight SmolVLM pair of bench/vlm/tiny, served by a loopback mirror.
+@Suite("Vision-language service")
+struct VisionServiceTests {
+    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .appendingPathComponent("../../bench/vlm/tiny").standardized
+
+    /// Registers the tiny pair as a two-file `.vision` model; returns its id.
+    static func registerTinyVLM(_ env: DemoEnvironment) async throws -> String {
+        var descriptors: [ModelFileDescriptor] = []
+        for (file, role) in [("smolvlm-tiny-f16.gguf", ModelFileDescriptor.Role.model), ("mmproj-smolvlm-tiny-f16.gguf", .projector)] {
+            let data = try Data(contentsOf: fixtures.appendingPathComponent(file))
+            descriptors.append(ModelFileDescriptor(url: env.mirror.publish(file, data: data), role: role))
+        }
+        return try await env.sdk.registerModel(multiFile: descriptors, id: "tiny-vlm", name: "Tiny SmolVLM",
+                                               framework: .llamaCpp, modality: .vision).id
+    }
+
+    /// The gradient test image and mtmd's greedy text for the first reference prompt.
+    static func gradient() throws -> (image: VlmImage, prompt: String, text: String, tokens: Int) {
+        let bytes = [UInt8](try Data(contentsOf: fixtures.appendingPathComponent("gradient.ppm")))
+        let header = Array("P6\n50 40\n255\n".utf8)
+        #expect(Array(bytes.prefix(header.count)) == header)
+        let json = try Data(contentsOf: fixtures.appendingPathComponent("smolvlm-tiny-f16.json"))
+        let root = try #require(try JSONSerialization.jsonObject(with: json) as? [String: Any])
+        let first = try #require((root["images"] as? [[String: Any]])?.first)
+        let generation = try #require((first["generations"] as? [[String: Any]])?.first)
+        return (VlmImage(width: 50, height: 40, rgb: Array(bytes[header.count...])), try #require(generation["prompt"] as? String),
+                try #require(generation["text"] as? String), (generation["tokens"] as? [Int])?.count ?? 0)
+    }
+
+    @Test("downloads and loads both files, answers about an image as mtmd does, answers text-only prompts, unload frees both")
+    func endToEnd() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await Self.registerTinyVLM(env)
+        let (image, prompt, expected, count) = try Self.gradient()
+        let options = LlmOptions(model: id, maxTokens: count, temperature: 0)
+        let result = try await env.sdk.vlm.generate(prompt: prompt, images: [image], options: options)
+        #expect(result.backend == .native && result.modelId == id)
+        // The reference prompt format is the fallback layout used when the model has no chat template.
+        #expect(result.text == expected, "vlm text \(result.text.debugDescription) vs mtmd \(expected.debugDescription)")
+        #expect(result.promptTokens > 160, "the prompt counts the image tokens (\(result.promptTokens))")
+
+        let loaded = try #require(await env.sdk.models.state().loaded.first { $0.id == id })
+        let projector = Int64(try Data(contentsOf: Self.fixtures.appendingPathComponent("mmproj-smolvlm-tiny-f16.gguf")).count)
+        #expect(loaded.memoryBytes > projector && loaded.estimatedMemoryBytes > loaded.memoryBytes - projector)
+
+        let text = try await env.sdk.vlm.generate(prompt: "Hello", images: [], options: LlmOptions(model: id, maxTokens: 4, temperature: 0))
+        #expect(text.outputTokens > 0 || text.finishReason == .endOfGeneration)
+
+        // A bad image is a typed error, not a crash.
+        let broken = VlmImage(encoded: Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A, 0, 0]))
+        #expect(await errorCode { try await env.sdk.vlm.generate(prompt: "x", images: [broken], options: options) } == .invalidConfiguration)
+
+        try await env.sdk.models.unload(id: id)
+        #expect(!(await env.sdk.models.state().isLoaded(id)))
+    }
+
+    @Test("a language model asked about an image: invalidConfiguration")
+    func languageModelRefusesImages() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await env.demo(.sea)
+        let (image, _, _, _) = try Self.gradient()
+        #expect(await errorCode {
+            try await env.sdk.vlm.generate(prompt: "What is this?", images: [image], options: LlmOptions(model: id, maxTokens: 2))
+        } == .invalidConfiguration)
+    }
+}

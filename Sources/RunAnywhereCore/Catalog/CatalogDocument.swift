@@ -75,7 +75,8 @@ struct CatalogDocument: Codable, Sendable {
 enum BuiltInCatalog {
     /// The catalog's models, or an error naming where the resource was looked for.
     static func load() throws -> [ModelInfo] {
-        let name = "RunAnywhere_RunAnywhere.resources"
+        // SwiftPM names the resource bundle <package>_<target>: the catalog is a resource of RunAnywhereCore.
+        let name = "RunAnywhere_RunAnywhereCore.resources"
         var candidates: [URL] = []
         if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
             candidates.append(URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent(name))
@@ -83,7 +84,7 @@ enum BuiltInCatalog {
         candidates.append(Bundle.main.bundleURL.appendingPathComponent(name))
         if let r = Bundle.main.resourceURL { candidates.append(r.appendingPathComponent(name)) }
         #if os(macOS) || os(iOS)
-        candidates.append(Bundle.main.bundleURL.appendingPathComponent("RunAnywhere_RunAnywhere.bundle"))
+        candidates.append(Bundle.main.bundleURL.appendingPathComponent("RunAnywhere_RunAnywhereCore.bundle"))
         #endif
         for dir in candidates {
             let file = dir.appendingPathComponent("catalog.json")

@@ -21,3 +21,10 @@ extension AsyncThrowingStream where Failure == any Error {
         return stream
     }
 }
+
+extension Result where Failure == any Error {
+    /// The outcome of an async throwing body, as a value.
+    init(catching body: () async throws -> Success) async {
+        do { self = .success(try await body()) } catch { self = .failure(error) }
+    }
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Why generation stopped.
+public enum FinishReason: String, Sendable, Hashable, Codable {
+    /// `maxTokens` were produced.
+    case maxTokens
+    /// The model produced its end-of-generation token.
+    case endOfGeneration
+    /// A stop sequence appeared.
+    case stopSequence
+    /// The calling task was cancelled.
+    case cancelled
+    /// The context window is full.
+    case contextFull
+}
+
+/// The outcome of a generation call.
+public struct GenerationResult: Sendable, Hashable, Codable {
+    /// The generated text (without the prompt, without a stop sequence).
+    public var text: String
+    /// The model that produced it.
+    public var modelId: String
+    /// The backend that ran it.
+    public var backend: BackendID
+    /// Tokens in the prompt (after the chat template).
+    public var promptTokens: Int
+    /// Tokens generated.
+    public var outputTokens: Int
+    /// Seconds from the call to the first generated token (includes loading when the call loaded the model).
+    public var timeToFirstTokenSeconds: Double
+    /// Prompt processing speed, tokens per second.
+    public var promptTokensPerSecond: Double
+    /// Generation speed after the first token, tokens per second.
+    public var tokensPerSecond: Double
+    /// Why it stopped.
+    public var finishReason: FinishReason
+}
+
+/// What `generateStream` yields: text as it is produced, then the result.
+public enum GenerationEvent: Sendable, Hashable {
+    /// More text (whole UTF-8 characters only).
+    case text(String)
+    /// Generation ended.
+    case completed(GenerationResult)
+}

@@ -4,7 +4,6 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 py="${PYTHON:-$here/../.venv/bin/python}"
-[ -x "$py" ] || py=/work/main/bench/.venv/bin/python
 out="$here/tiny"
 mkdir -p "$out"
 "$py" "$here/test_images.py" "$out" >/dev/null

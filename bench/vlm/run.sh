@@ -19,7 +19,6 @@ while [ $# -gt 0 ]; do
     esac
 done
 PY="${PYTHON:-bench/.venv/bin/python}"
-[ -x "$PY" ] || PY=/work/main/bench/.venv/bin/python
 CACHE="${BENCH_CACHE:-${TMPDIR:-/tmp}/runanywhere-bench}/vlm"
 mkdir -p "$CACHE" bench/results
 TEXT="$CACHE/smolvlm-smolvlm-256m-q8_0.gguf"

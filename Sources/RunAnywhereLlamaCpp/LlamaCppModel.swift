@@ -36,6 +36,7 @@ final class LlamaCppModel: TextGenerationModel, @unchecked Sendable {
     }
 
     func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
+        let (request, _, dropped) = try request.fittingContext(session.contextLength) { try promptTokens($0).count }
         let tokens = try promptTokens(request)
         try BackendGenerationRequest.checkPrompt(tokenCount: tokens.count, contextLength: session.contextLength, modelId: modelId)
         let o = request.options
@@ -45,7 +46,8 @@ final class LlamaCppModel: TextGenerationModel, @unchecked Sendable {
             let r = try TokenLoop.run(LlamaCppLoopEngine(session: session), prompt: tokens, sampling: sampling, maxTokens: o.maxTokens,
                                       stop: o.stopSequences, shouldContinue: shouldContinue, onText: onText)
             return BackendGenerationStats(promptTokens: r.promptTokens, outputTokens: r.tokens.count, promptSeconds: r.promptSeconds,
-                                          decodeSeconds: r.decodeSeconds, finishReason: .init(rawValue: r.finishReason.rawValue) ?? .maxTokens)
+                                          decodeSeconds: r.decodeSeconds, finishReason: .init(rawValue: r.finishReason.rawValue) ?? .maxTokens,
+                                          droppedHistoryTurns: dropped)
         } catch let error as LlamaCppFailure {
             throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' in llama.cpp failed: \(error).", modelId: modelId)
         }

@@ -119,12 +119,18 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
         return template.render(request.conversation.map { ChatMessage(role: $0.role, content: $0.content) }, addGenerationPrompt: true)
     }
 
-    func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
+    /// The prompt's token ids, through the chat template unless raw.
+    func promptTokens(_ request: BackendGenerationRequest) -> [Int32] {
         let text = renderPrompt(request)
         let templated = template != nil && !request.options.rawPrompt
         // A template that writes the BOS text itself (Llama 2/3) must not get a second one.
         let addSpecial = !(templated && template?.rendersBOS(text) == true)
-        let tokens = model.tokenizer.encode(text, addSpecial: addSpecial, parseSpecial: templated)
+        return model.tokenizer.encode(text, addSpecial: addSpecial, parseSpecial: templated)
+    }
+
+    func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
+        let (request, _, dropped) = request.fittingContext(context.contextLength) { promptTokens($0).count }
+        let tokens = promptTokens(request)
         try BackendGenerationRequest.checkPrompt(tokenCount: tokens.count, contextLength: context.contextLength, modelId: modelId)
         let o = request.options
         let sampling = SamplingParameters(temperature: Float(o.temperature), topK: o.topK, topP: Float(o.topP), minP: Float(o.minP),
@@ -134,7 +140,7 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
                                              shouldContinue: shouldContinue, onText: onText)
             return BackendGenerationStats(promptTokens: stats.promptTokens, outputTokens: stats.generatedTokens,
                                           promptSeconds: stats.promptSeconds, decodeSeconds: stats.decodeSeconds,
-                                          finishReason: RunAnywhereCore.FinishReason(stats.finishReason))
+                                          finishReason: RunAnywhereCore.FinishReason(stats.finishReason), droppedHistoryTurns: dropped)
         } catch let error as GGUFError {
             throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' failed: \(error.message).", modelId: modelId)
         }

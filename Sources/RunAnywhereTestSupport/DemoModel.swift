@@ -177,3 +177,15 @@ public enum DemoModel {
         return units
     }
 }
+
+extension DemoModel {
+    /// A ChatML chat template (as Qwen and SmolLM2 ship it).
+    public static let chatML = "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+
+    /// The demo model's GGUF bytes with the ChatML template, so that system prompts and history are rendered.
+    public static func chatData(_ variant: Variant) -> Data {
+        var writer = gguf(variant)
+        writer.set("tokenizer.chat_template", .string(chatML))
+        return writer.data()
+    }
+}

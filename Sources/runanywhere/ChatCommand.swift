@@ -12,6 +12,8 @@ enum ChatCommand: Command {
         vision model), /ps (what is loaded), /unload (free the model's memory; the next message loads it again),
         /reset (forget the conversation), /exit (or Ctrl-D).
         Takes the options of `runanywhere run` (--temperature, --context-length, --system, ...).
+        When the conversation outgrows the context window, its oldest turns are dropped (the system prompt never);
+        a single message too long for the window is refused and the chat goes on.
         """
 
     static func run(arguments: [String]) async throws -> Int32 {
@@ -26,6 +28,7 @@ enum ChatCommand: Command {
         Output.stderr("Loaded \(id) on \(loaded.backend.rawValue) (\(ByteFormatter.string(loaded.memoryBytes)), context \(loaded.contextLength))\(loaded.backendNote.map { "; \($0)" } ?? ""). /exit to quit.")
         let interactive = isatty(STDIN_FILENO) == 1
         var images: [VlmImage] = []
+        var toldAboutDropping = false
         while true {
             if interactive { FileHandle.standardOutput.write(Data(">>> ".utf8)) }
             guard let line = readLine(strippingNewline: true) else { break }
@@ -61,9 +64,24 @@ enum ChatCommand: Command {
                     continue
                 }
             }
-            let result = try await RunCommand.stream(prompt: text, images: images, options: options)
+            let result: GenerationResult
+            do {
+                result = try await RunCommand.stream(prompt: text, images: images, options: options)
+            } catch let error as RunAnywhereError where error.code == .invalidConfiguration {
+                // A message that cannot fit the context even alone: say so, keep the conversation going.
+                Output.error(error.message)
+                continue
+            }
             images = []
             RunCommand.reportSpeed(result)
+            if result.droppedHistoryTurns > 0 {
+                // The conversation outgrew the context window: the oldest turns went, as in the generation itself.
+                options.history.removeFirst(min(result.droppedHistoryTurns, options.history.count))
+                if !toldAboutDropping {
+                    Output.stderr("(earlier turns were dropped to fit the context window of \(loaded.contextLength) tokens)")
+                    toldAboutDropping = true
+                }
+            }
             options.history.append(ChatTurn(role: .user, content: text))
             options.history.append(ChatTurn(role: .assistant, content: result.text))
         }

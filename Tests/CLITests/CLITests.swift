@@ -146,6 +146,25 @@ struct CLITests {
         #expect(bad.status == 2)
     }
 
+    /// Runs `runanywhere chat ARGUMENTS` with `script` on its standard input: exit status, stdout, stderr.
+    static func chat(_ cli: CLI, _ binary: URL, _ arguments: [String], script: String) throws -> (Int32, String, String) {
+        let process = Process()
+        process.executableURL = binary
+        process.arguments = ["chat"] + arguments
+        process.environment = ["RUNANYWHERE_HOME": cli.home.path + "/root", "HOME": cli.home.path, "NO_COLOR": "1"]
+        let input = Pipe(), out = Pipe(), err = Pipe()
+        process.standardInput = input
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try input.fileHandleForWriting.close()
+        let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let e = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        return (process.terminationStatus, o, e)
+    }
+
     @Test("chat keeps the model loaded across messages and answers /ps and /exit")
     func chat() throws {
         let cli = try CLI(); defer { cli.home.remove() }
@@ -153,22 +172,29 @@ struct CLITests {
         let url = mirror.publishDemoModel(.sea).url
         _ = try cli.run("models", "register", url.absoluteString, "--id", "sea")
         guard let binary = CLI.binary else { return }
-        let process = Process()
-        process.executableURL = binary
-        process.arguments = ["chat", "sea", "--max-tokens", "8", "--temperature", "0"]
-        process.environment = ["RUNANYWHERE_HOME": cli.home.path + "/root", "HOME": cli.home.path, "NO_COLOR": "1"]
-        let input = Pipe(), out = Pipe(), err = Pipe()
-        process.standardInput = input
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        input.fileHandleForWriting.write(Data("Once upon a time\n/ps\nThe girl\n/exit\n".utf8))
-        try input.fileHandleForWriting.close()
-        let o = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        _ = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
+        let (status, o, _) = try Self.chat(cli, binary, ["sea", "--max-tokens", "8", "--temperature", "0"],
+                                           script: "Once upon a time\n/ps\nThe girl\n/exit\n")
+        #expect(status == 0)
         #expect(o.contains("sea") && o.contains("native"), "the /ps table lists the resident model: \(o)")
+    }
+
+    @Test("a 30-turn chat on a 128-token context answers every message: old turns are dropped (said once), a message too long alone is refused and the chat goes on")
+    func chatOutgrowsItsContext() throws {
+        let cli = try CLI(); defer { cli.home.remove() }
+        let mirror = try ModelMirror(); defer { mirror.stop() }
+        let url = mirror.publish("sea-chat.gguf", data: DemoModel.chatData(.sea))
+        _ = try cli.run("models", "register", url.absoluteString, "--id", "sea")
+        guard let binary = CLI.binary else { return }
+        var script = (1...15).map { "the sea was calm and the boat sailed on \($0)\n" }.joined()
+        script += String(repeating: "the sea was calm and the boat sailed on ", count: 30) + "\n"
+        script += (16...30).map { "the sea was calm and the boat sailed on \($0)\n" }.joined() + "/exit\n"
+        let (status, _, e) = try Self.chat(cli, binary, ["sea", "--max-tokens", "12", "--temperature", "0", "--context-length", "128"],
+                                           script: script)
+        #expect(status == 0, "\(e)")
+        // One speed line per answered message: all 30 short ones, none for the one that cannot fit.
+        #expect(e.components(separatedBy: "[sea on native").count - 1 == 30, "\(e)")
+        #expect(e.components(separatedBy: "earlier turns were dropped").count - 1 == 1, "\(e)")
+        #expect(e.contains("more than the context window"), "\(e)")
     }
 
     @Test("a disk too small for the model fails with exit code 5 and says how much is needed",

@@ -150,6 +150,35 @@ struct GenerationTests {
         #expect(r.outputTokens > 0)
     }
 
+    @Test("a history longer than the context drops its oldest turns (not the system prompt) instead of failing; off, it fails")
+    func historyOutgrowingTheContext() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let url = env.mirror.publish("chat.gguf", data: DemoModel.chatData(.forest))
+        let id = try await env.sdk.registerModel(id: "chat", name: "Chat", url: url.absoluteString, framework: .llamaCpp, modality: .language).id
+        let turn = "the fox ran into the forest and the owl saw the fox in the trees"
+        let history = (0..<20).flatMap { i in
+            [ChatTurn(role: .user, content: "\(turn) \(i)"), ChatTurn(role: .assistant, content: turn)]
+        }
+        let load = LoadOptions(contextLength: 512)
+        let r = try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(
+            model: id, maxTokens: 8, temperature: 0, systemPrompt: "A story.", history: history, loadOptions: load))
+        #expect(r.droppedHistoryTurns > 0 && r.droppedHistoryTurns % 2 == 0, "whole user/assistant pairs go: \(r.droppedHistoryTurns)")
+        #expect(r.droppedHistoryTurns < history.count, "only as many as needed: \(r.droppedHistoryTurns)")
+        #expect(r.promptTokens + 8 <= 512 && r.outputTokens > 0)
+        let fits = try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(
+            model: id, maxTokens: 8, temperature: 0, history: Array(history.prefix(2)), loadOptions: load))
+        #expect(fits.droppedHistoryTurns == 0)
+        #expect(await errorCode {
+            try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(
+                model: id, maxTokens: 8, history: history, loadOptions: load, trimsHistoryToFit: false))
+        } == .invalidConfiguration)
+        // A prompt that does not fit on its own is refused either way.
+        let long = String(repeating: "\(turn) ", count: 60)
+        #expect(await errorCode {
+            try await env.sdk.llm.generate(prompt: long, options: LlmOptions(model: id, maxTokens: 8, loadOptions: load))
+        } == .invalidConfiguration)
+    }
+
     @Test("temperature 0 with the default options is plain argmax decoding: no repetition penalty unless asked for")
     func greedyDefaultsHaveNoPenalty() async throws {
         #expect(LlmOptions().repetitionPenalty == 1, "llama.cpp's default: off")

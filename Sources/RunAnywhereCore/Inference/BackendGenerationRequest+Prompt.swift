@@ -27,3 +27,26 @@ extension BackendGenerationRequest {
         }
     }
 }
+
+extension BackendGenerationRequest {
+    /// The request with the oldest history turns dropped until its prompt leaves room for the reply in a context of
+    /// `contextLength` tokens (room: `maxTokens`, at most a quarter of the context), and how many were dropped. The
+    /// system prompt and the prompt always stay; with `trimsHistoryToFit` off, or nothing left to drop, the request
+    /// is returned as it is (``checkPrompt(tokenCount:contextLength:modelId:)`` then says whether it fits at all).
+    /// - Parameter tokenCount: the backend's token count of a request as it would render and tokenize it.
+    public func fittingContext(_ contextLength: Int, tokenCount: (BackendGenerationRequest) throws -> Int) rethrows
+        -> (request: BackendGenerationRequest, tokens: Int, droppedTurns: Int) {
+        let room = min(max(1, options.maxTokens), max(1, contextLength / 4))
+        var fitted = self
+        var tokens = try tokenCount(fitted)
+        var dropped = 0
+        while options.trimsHistoryToFit, tokens + room > contextLength, !fitted.options.history.isEmpty {
+            // A user turn goes with the reply after it, so the conversation still alternates.
+            let n = fitted.options.history.count >= 2 && fitted.options.history[0].role == .user ? 2 : 1
+            fitted.options.history.removeFirst(n)
+            dropped += n
+            tokens = try tokenCount(fitted)
+        }
+        return (fitted, tokens, dropped)
+    }
+}

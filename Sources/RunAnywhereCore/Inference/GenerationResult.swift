@@ -34,6 +34,8 @@ public struct GenerationResult: Sendable, Hashable, Codable {
     public var tokensPerSecond: Double
     /// Why it stopped.
     public var finishReason: FinishReason
+    /// Oldest turns of `LlmOptions.history` left out so that the conversation fits the context window.
+    public var droppedHistoryTurns: Int = 0
 }
 
 /// What `generateStream` yields: text as it is produced, then the result.

@@ -43,14 +43,18 @@ public struct BackendGenerationStats: Sendable, Hashable {
     public var decodeSeconds: Double
     /// Why it stopped.
     public var finishReason: FinishReason
+    /// Oldest history turns left out to fit the context window (``BackendGenerationRequest/fittingContext(_:tokenCount:)``).
+    public var droppedHistoryTurns: Int
 
     /// Creates statistics.
-    public init(promptTokens: Int, outputTokens: Int, promptSeconds: Double, decodeSeconds: Double, finishReason: FinishReason) {
+    public init(promptTokens: Int, outputTokens: Int, promptSeconds: Double, decodeSeconds: Double, finishReason: FinishReason,
+                droppedHistoryTurns: Int = 0) {
         self.promptTokens = promptTokens
         self.outputTokens = outputTokens
         self.promptSeconds = promptSeconds
         self.decodeSeconds = decodeSeconds
         self.finishReason = finishReason
+        self.droppedHistoryTurns = droppedHistoryTurns
     }
 }
 

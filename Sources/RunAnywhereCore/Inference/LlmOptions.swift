@@ -31,12 +31,16 @@ public struct LlmOptions: Sendable, Hashable, Codable {
     public var rawPrompt: Bool
     /// How to load the model if the call loads it.
     public var loadOptions: LoadOptions?
+    /// When the history does not fit the context window with room for the reply, drop its oldest turns (never the
+    /// system prompt, never the prompt) instead of failing, as chat front ends do (default true). The result says
+    /// how many were dropped (`GenerationResult.droppedHistoryTurns`). A prompt that does not fit alone still fails.
+    public var trimsHistoryToFit: Bool = true
 
     /// Creates generation options. The defaults: 256 new tokens, temperature 0.7 with top-k 40, top-p 0.95 and
     /// min-p 0.05, no repetition penalty, a random seed.
     public init(model: String? = nil, maxTokens: Int = 256, temperature: Double = 0.7, topP: Double = 0.95, topK: Int = 40,
                 minP: Double = 0.05, repetitionPenalty: Double = 1.0, seed: UInt64? = nil, stopSequences: [String] = [],
-                systemPrompt: String? = nil, history: [ChatTurn] = [], rawPrompt: Bool = false, loadOptions: LoadOptions? = nil) {
+                systemPrompt: String? = nil, history: [ChatTurn] = [], rawPrompt: Bool = false, loadOptions: LoadOptions? = nil, trimsHistoryToFit: Bool = true) {
         self.model = model
         self.maxTokens = maxTokens
         self.temperature = temperature
@@ -50,6 +54,7 @@ public struct LlmOptions: Sendable, Hashable, Codable {
         self.history = history
         self.rawPrompt = rawPrompt
         self.loadOptions = loadOptions
+        self.trimsHistoryToFit = trimsHistoryToFit
     }
 
     /// Throws `.invalidConfiguration` naming the first value out of range.

@@ -12,6 +12,8 @@ fi
 echo "RUNANYWHERE_TESTDATA=${RUNANYWHERE_TESTDATA:-<unset: reference tests are skipped>}" >&2
 # Optimise the kernels and the engine in this debug build too (Package.swift explains why it is opt-in).
 export RUNANYWHERE_DEV_OPTIMIZE=1
+# The vision tests' tiny models are generated (deterministically, checked by SHA-256), never committed.
+bash scripts/make-vision-fixtures.sh || echo "test.sh: could not generate the tiny vision models; the vision tests skip" >&2
 swift build --build-tests
 if [ $# -gt 0 ]; then
   exec swift test --disable-xctest --skip-build "$@"

@@ -3,8 +3,9 @@ import Testing
 @testable import RunAnywhereGGUF
 import RunAnywhereImaging
 
-/// The tiny random-weight SmolVLM pair and llama.cpp mtmd's outputs for it, committed in bench/vlm/tiny
-/// (made by bench/vlm/make_tiny.sh: make_smolvlm.py, test_images.py and mtmd_reference.py).
+/// The tiny random-weight SmolVLM pair and llama.cpp mtmd's outputs for it in bench/vlm/tiny (made by
+/// bench/vlm/make_tiny.sh: make_smolvlm.py, test_images.py and mtmd_reference.py). The outputs and images are
+/// committed; the models are written by scripts/make-vision-fixtures.sh and checked against models.sha256.
 enum VisionFixture {
     static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../../bench/vlm/tiny").standardized.path
@@ -71,7 +72,9 @@ enum VisionFixture {
     }
 }
 
-@Suite("Vision encoder and prompts against llama.cpp mtmd (tiny SmolVLM)")
+@Suite("Vision encoder and prompts against llama.cpp mtmd (tiny SmolVLM)",
+       .enabled(if: FileManager.default.fileExists(atPath: VisionFixture.directory + "/smolvlm-tiny-q8_0.gguf"),
+                "the tiny SmolVLM models are generated, not committed: run scripts/make-vision-fixtures.sh (scripts/test.sh does)"))
 struct VisionReferenceTests {
     static let pairs = ["smolvlm-tiny-f16", "smolvlm-tiny-q8_0"]
 

@@ -4,10 +4,15 @@ import Testing
 import RunAnywhereTestSupport
 
 /// `RunAnywhere.vlm` over the tiny random-weight SmolVLM pair of bench/vlm/tiny, served by a loopback mirror.
-@Suite("Vision-language service")
+/// Where the tiny SmolVLM pair and its references live.
+private let tinyVLMFixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+    .appendingPathComponent("../../bench/vlm/tiny").standardized
+
+@Suite("Vision-language service",
+       .enabled(if: FileManager.default.fileExists(atPath: tinyVLMFixtures.appendingPathComponent("smolvlm-tiny-f16.gguf").path),
+                "the tiny SmolVLM models are generated, not committed: run scripts/make-vision-fixtures.sh (scripts/test.sh does)"))
 struct VisionServiceTests {
-    static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .appendingPathComponent("../../bench/vlm/tiny").standardized
+    static let fixtures = tinyVLMFixtures
 
     /// Registers the tiny pair as a two-file `.vision` model; returns its id.
     static func registerTinyVLM(_ env: DemoEnvironment) async throws -> String {

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the CI fixtures in bench/vlm/tiny: the tiny random-weight SmolVLM pairs (F16 and Q8_0), the test
 # images, and llama.cpp mtmd's reference outputs for them (needs the bench venv with llama-cpp-python 0.3.36).
+# The models themselves are not committed: models.sha256 records their bytes, and scripts/make-vision-fixtures.sh
+# (run by scripts/test.sh) writes them again for the tests.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 py="${PYTHON:-$here/../.venv/bin/python}"
@@ -15,4 +17,5 @@ for t in f16 q8_0; do
   "$py" "$here/mtmd_reference.py" --text "$out/smolvlm-tiny-$t.gguf" --mmproj "$out/mmproj-smolvlm-tiny-$t.gguf" \
     --images "$out/gradient.ppm" "$out/shapes.ppm" "$out/stripes.ppm" "$out/photo.png" "$out/photo.jpg" --threads 2 --out "$out/smolvlm-tiny-$t.json"
 done
+(cd "$out" && sha256sum smolvlm-tiny-f16.gguf smolvlm-tiny-q8_0.gguf mmproj-smolvlm-tiny-f16.gguf mmproj-smolvlm-tiny-q8_0.gguf > models.sha256)
 du -ch "$out"/*.gguf "$out"/*.json "$out"/*.bin "$out"/*.ppm | tail -1

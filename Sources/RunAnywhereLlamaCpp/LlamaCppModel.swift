@@ -36,8 +36,7 @@ final class LlamaCppModel: TextGenerationModel, @unchecked Sendable {
     }
 
     func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
-        let (request, _, dropped) = try request.fittingContext(session.contextLength) { try promptTokens($0).count }
-        let tokens = try promptTokens(request)
+        let (request, tokens, dropped) = try request.fittingContext(session.contextLength) { try promptTokens($0) }
         try BackendGenerationRequest.checkPrompt(tokenCount: tokens.count, contextLength: session.contextLength, modelId: modelId)
         let o = request.options
         let sampling = SamplingParameters(temperature: Float(o.temperature), topK: o.topK, topP: Float(o.topP), minP: Float(o.minP),

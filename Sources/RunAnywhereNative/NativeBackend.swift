@@ -129,8 +129,7 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
     }
 
     func generate(_ request: BackendGenerationRequest, onText: (String) -> Void, shouldContinue: () -> Bool) throws -> BackendGenerationStats {
-        let (request, _, dropped) = request.fittingContext(context.contextLength) { promptTokens($0).count }
-        let tokens = promptTokens(request)
+        let (request, tokens, dropped) = request.fittingContext(context.contextLength) { promptTokens($0) }
         try BackendGenerationRequest.checkPrompt(tokenCount: tokens.count, contextLength: context.contextLength, modelId: modelId)
         let o = request.options
         let sampling = SamplingParameters(temperature: Float(o.temperature), topK: o.topK, topP: Float(o.topP), minP: Float(o.minP),

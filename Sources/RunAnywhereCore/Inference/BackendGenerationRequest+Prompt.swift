@@ -33,19 +33,20 @@ extension BackendGenerationRequest {
     /// `contextLength` tokens (room: `maxTokens`, at most a quarter of the context), and how many were dropped. The
     /// system prompt and the prompt always stay; with `trimsHistoryToFit` off, or nothing left to drop, the request
     /// is returned as it is (``checkPrompt(tokenCount:contextLength:modelId:)`` then says whether it fits at all).
-    /// - Parameter tokenCount: the backend's token count of a request as it would render and tokenize it.
-    public func fittingContext(_ contextLength: Int, tokenCount: (BackendGenerationRequest) throws -> Int) rethrows
-        -> (request: BackendGenerationRequest, tokens: Int, droppedTurns: Int) {
+    /// - Parameter tokenize: the backend's tokens of a request as it would render and tokenize it; the tokens of the
+    ///   returned request are returned with it, so the prompt is not tokenized again.
+    public func fittingContext(_ contextLength: Int, tokenize: (BackendGenerationRequest) throws -> [Int32]) rethrows
+        -> (request: BackendGenerationRequest, tokens: [Int32], droppedTurns: Int) {
         let room = min(max(1, options.maxTokens), max(1, contextLength / 4))
         var fitted = self
-        var tokens = try tokenCount(fitted)
+        var tokens = try tokenize(fitted)
         var dropped = 0
-        while options.trimsHistoryToFit, tokens + room > contextLength, !fitted.options.history.isEmpty {
+        while options.trimsHistoryToFit, tokens.count + room > contextLength, !fitted.options.history.isEmpty {
             // A user turn goes with the reply after it, so the conversation still alternates.
             let n = fitted.options.history.count >= 2 && fitted.options.history[0].role == .user ? 2 : 1
             fitted.options.history.removeFirst(n)
             dropped += n
-            tokens = try tokenCount(fitted)
+            tokens = try tokenize(fitted)
         }
         return (fitted, tokens, dropped)
     }

@@ -43,7 +43,7 @@ public struct BackendGenerationStats: Sendable, Hashable {
     public var decodeSeconds: Double
     /// Why it stopped.
     public var finishReason: FinishReason
-    /// Oldest history turns left out to fit the context window (``BackendGenerationRequest/fittingContext(_:tokenCount:)``).
+    /// Oldest history turns left out to fit the context window (``BackendGenerationRequest/fittingContext(_:tokenize:)``).
     public var droppedHistoryTurns: Int
 
     /// Creates statistics.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Writes the tiny random-weight SmolVLM pairs (F16 and Q8_0) the vision tests read, into bench/vlm/tiny, with
+# Writes the tiny random-weight SmolVLM pairs (F16, Q8_0, and Q8_0 with a legacy projector) the vision tests read, into bench/vlm/tiny, with
 # bench/vlm/make_smolvlm.py (deterministic: fixed seeds) and checks them against bench/vlm/tiny/models.sha256, the
 # bytes llama.cpp mtmd's committed reference outputs were made from. The models are generated, never committed.
 # Needs python3 with venv and PyPI (numpy and gguf, pinned, into the git-ignored .runanywhere-deps/fixtures-venv).
@@ -16,6 +16,8 @@ fi
 for t in f16 q8_0; do
   "$venv/bin/python" "$root/bench/vlm/make_smolvlm.py" --shape tiny --type "$t" --out "$out" >/dev/null
 done
+# A projector without clip.vision.preproc_image_size, as files converted before llama.cpp wrote it.
+"$venv/bin/python" "$root/bench/vlm/make_smolvlm.py" --shape tiny --type q8_0 --legacy --out "$out" >/dev/null
 (cd "$out" && sha256sum --quiet -c models.sha256) || {
   echo "make-vision-fixtures: the generated models differ from bench/vlm/tiny/models.sha256 (regenerate the references with bench/vlm/make_tiny.sh)" >&2
   exit 1

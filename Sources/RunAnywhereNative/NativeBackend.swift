@@ -55,7 +55,7 @@ public struct NativeBackend: InferenceBackend {
         let (file, d) = try GGUFInspector.describe(path, modelId: model.id)
         let context = contextLength ?? GGUFInspector.defaultContextLength(d)
         let e = GGUFInspector.estimate(d, contextLength: context)
-        let v = try visionEstimate(model, embeddingLength: d.embeddingLength)
+        let v = try visionEstimate(model, embeddingLength: d.embeddingLength, contextLength: context)
         let estimate = BackendMemoryEstimate(totalBytes: Int64(e.totalBytes + v.weights + v.working),
                                              weightsBytes: Int64(e.weightsBytes + v.weights),
                                              workingBytes: Int64(e.kvCacheBytes + e.scratchBytes + v.working), contextLength: context,

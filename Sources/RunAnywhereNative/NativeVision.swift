@@ -16,12 +16,13 @@ extension NativeBackend {
 
     /// The projector's share of a vision model's memory: its mapped weights, and while an image is encoded the
     /// encoder's activations plus the largest image's embeddings (the image tokens' KV entries are part of the
-    /// context's cache).
-    func visionEstimate(_ model: ModelInfo, embeddingLength: Int) throws -> (weights: Int, working: Int) {
+    /// context's cache); an image never becomes more tokens than the context holds.
+    func visionEstimate(_ model: ModelInfo, embeddingLength: Int, contextLength: Int) throws -> (weights: Int, working: Int) {
         guard let path = try projectorFile(model) else { return (0, 0) }
         do {
             let vision = try GGUFVisionModel(path: path.path)
-            return (vision.file.fileSize, vision.encoderScratchBytes + vision.maxTokensPerImage * embeddingLength * 4)
+            let tokens = min(vision.maxTokensPerImage ?? contextLength, contextLength)
+            return (vision.file.fileSize, vision.encoderScratchBytes + tokens * embeddingLength * 4)
         } catch let error as GGUFError {
             throw error.runAnywhereError(modelId: model.id, path: path)
         }
@@ -36,10 +37,17 @@ extension NativeModel: VisionLanguageModel {
             throw RunAnywhereError(.invalidConfiguration, "Model '\(modelId)' has no vision projector, so it cannot take images.", modelId: modelId)
         }
         do {
+            // Images become many tokens (SmolVLM-256M: up to 13 tiles of 64); refuse before minutes of encoding
+            // when they cannot fit the context at all.
+            let pixels = try images.map { try decode($0) }
+            let imageTokens = try pixels.reduce(0) { $0 + (try vision.tokenCount(width: $1.width, height: $1.height)) }
+            guard imageTokens < context.contextLength else {
+                throw RunAnywhereError(.invalidConfiguration, "The images become \(imageTokens) image tokens, more than the context window of \(context.contextLength). Load the model with a larger LoadOptions.contextLength, or send fewer or smaller images.", modelId: modelId)
+            }
             var embedded: [ImageEmbeddings] = []
-            for image in images {
+            for image in pixels {
                 guard shouldContinue() else { break }
-                embedded.append(try context.encode(try decode(image), with: vision))
+                embedded.append(try context.encode(image, with: vision))
             }
             let o = request.options
             let sampling = SamplingParameters(temperature: Float(o.temperature), topK: o.topK, topP: Float(o.topP), minP: Float(o.minP),

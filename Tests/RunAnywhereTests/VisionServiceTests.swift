@@ -65,6 +65,26 @@ struct VisionServiceTests {
         #expect(!(await env.sdk.models.state().isLoaded(id)))
     }
 
+    @Test("images that cannot fit the context are refused before they are encoded")
+    func imagesBeyondTheContext() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        let id = try await Self.registerTinyVLM(env)
+        for try await _ in try await env.sdk.models.download(id: id) {}
+        // The 50×40 gradient becomes 3×3 tiles and the global one, 16 tokens each: 160 image tokens.
+        _ = try await env.sdk.models.load(id: id, options: LoadOptions(contextLength: 128))
+        let (image, prompt, _, _) = try Self.gradient()
+        do {
+            _ = try await env.sdk.vlm.generate(prompt: prompt, images: [image], options: LlmOptions(model: id, maxTokens: 4, temperature: 0))
+            Issue.record("an image of 160 tokens was accepted by a 128-token context")
+        } catch let error as RunAnywhereError {
+            #expect(error.code == .invalidConfiguration)
+            #expect(error.message.contains("160 image tokens"), "\(error.message)")
+        }
+        // The model stays usable.
+        let text = try await env.sdk.vlm.generate(prompt: "Hello", images: [], options: LlmOptions(model: id, maxTokens: 2, temperature: 0))
+        #expect(text.promptTokens > 0)
+    }
+
     @Test("a language model asked about an image: invalidConfiguration")
     func languageModelRefusesImages() async throws {
         let env = try DemoEnvironment(); defer { env.close() }

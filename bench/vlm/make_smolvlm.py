@@ -136,7 +136,7 @@ def write_text(path, s, qtype, seed):
     finish(w)
 
 
-def write_mmproj(path, s, qtype, seed):
+def write_mmproj(path, s, qtype, seed, legacy=False):
     w = gguf.GGUFWriter(path, "clip")
     w.add_name("random SmolVLM vision encoder")
     w.add_bool("clip.has_vision_encoder", True)
@@ -151,7 +151,10 @@ def write_mmproj(path, s, qtype, seed):
     w.add_float32("clip.vision.attention.layer_norm_epsilon", s["v_eps"])
     w.add_uint32("clip.vision.projection_dim", s["n_embd"])
     w.add_uint32("clip.vision.projector.scale_factor", s["scale"])
-    w.add_uint32("clip.vision.preproc_image_size", s["longest_edge"])
+    if not legacy:
+        # Files converted before llama.cpp added this key (the SmolVLM files of early 2025) have no longest edge:
+        # mtmd then rounds each side to whole tiles and resizes with bicubic instead (see --legacy).
+        w.add_uint32("clip.vision.preproc_image_size", s["longest_edge"])
     w.add_array("clip.vision.image_mean", [0.5, 0.5, 0.5])
     w.add_array("clip.vision.image_std", [0.5, 0.5, 0.5])
     W = Weights(w, qtype, seed + 7)
@@ -196,6 +199,8 @@ def main():
     ap.add_argument("--type", choices=["f32", "f16", "q8_0"], default="f16")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--vision-layers", type=int, help="override the encoder depth (to see how differences grow)")
+    ap.add_argument("--legacy", action="store_true",
+                    help="write the projector without clip.vision.preproc_image_size, as older conversions are")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     if a.vision_layers:
@@ -203,9 +208,9 @@ def main():
     qtype = {"f32": gguf.GGMLQuantizationType.F32, "f16": gguf.GGMLQuantizationType.F16,
              "q8_0": gguf.GGMLQuantizationType.Q8_0}[a.type]
     os.makedirs(a.out, exist_ok=True)
-    stem = f"smolvlm-{a.shape}-{a.type}" + (f"-v{a.vision_layers}" if a.vision_layers else "")
+    stem = f"smolvlm-{a.shape}-{a.type}" + (f"-v{a.vision_layers}" if a.vision_layers else "") + ("-legacy" if a.legacy else "")
     write_text(os.path.join(a.out, stem + ".gguf"), SHAPES[a.shape], qtype, a.seed)
-    write_mmproj(os.path.join(a.out, "mmproj-" + stem + ".gguf"), SHAPES[a.shape], qtype, a.seed)
+    write_mmproj(os.path.join(a.out, "mmproj-" + stem + ".gguf"), SHAPES[a.shape], qtype, a.seed, a.legacy)
     print(os.path.join(a.out, stem + ".gguf"))
 
 

@@ -12,10 +12,11 @@ mkdir -p "$out"
 # A photo-like picture (plasma fractal, fixed seed) as PNG and JPEG, made with ImageMagick.
 convert -seed 11 -size 160x120 plasma:fractal -blur 0x1 -strip "$out/photo.png"
 convert "$out/photo.png" -quality 90 -strip "$out/photo.jpg"
-for t in f16 q8_0; do
-  "$py" "$here/make_smolvlm.py" --shape tiny --type "$t" --out "$out" >/dev/null
+# f16, q8_0, and q8_0 with a projector lacking clip.vision.preproc_image_size (mtmd's older tiling).
+for t in f16 q8_0 q8_0-legacy; do
+  "$py" "$here/make_smolvlm.py" --shape tiny --type "${t%-legacy}" $([ "$t" = q8_0-legacy ] && echo --legacy) --out "$out" >/dev/null
   "$py" "$here/mtmd_reference.py" --text "$out/smolvlm-tiny-$t.gguf" --mmproj "$out/mmproj-smolvlm-tiny-$t.gguf" \
     --images "$out/gradient.ppm" "$out/shapes.ppm" "$out/stripes.ppm" "$out/photo.png" "$out/photo.jpg" --threads 2 --out "$out/smolvlm-tiny-$t.json"
 done
-(cd "$out" && sha256sum smolvlm-tiny-f16.gguf smolvlm-tiny-q8_0.gguf mmproj-smolvlm-tiny-f16.gguf mmproj-smolvlm-tiny-q8_0.gguf > models.sha256)
+(cd "$out" && sha256sum smolvlm-tiny-{f16,q8_0,q8_0-legacy}.gguf mmproj-smolvlm-tiny-{f16,q8_0,q8_0-legacy}.gguf > models.sha256)
 du -ch "$out"/*.gguf "$out"/*.json "$out"/*.bin "$out"/*.ppm | tail -1

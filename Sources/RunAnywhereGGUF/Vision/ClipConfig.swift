@@ -14,8 +14,9 @@ struct ClipConfig: Sendable, Hashable {
     let projectionLength: Int
     /// Pixel-shuffle factor: s × s patches become one image token.
     let scaleFactor: Int
-    /// Longest side an image is resized to before it is cut into tiles (`clip.vision.preproc_image_size`).
-    let longestEdge: Int
+    /// Longest side an image is resized to before it is cut into tiles (`clip.vision.preproc_image_size`); `nil`
+    /// in files converted before llama.cpp wrote that key, which mtmd tiles the older way (see `tiles(of:)`).
+    let longestEdge: Int?
     let mean: [Float]
     let std: [Float]
 
@@ -60,7 +61,7 @@ struct ClipConfig: Sendable, Hashable {
         headCount = try required("attention.head_count", max: 256)
         projectionLength = try required("projection_dim", max: 65536)
         scaleFactor = file.int("clip.vision.projector.scale_factor") ?? 1
-        longestEdge = file.int("clip.vision.preproc_image_size") ?? 0
+        longestEdge = file.int("clip.vision.preproc_image_size")
         layerNormEpsilon = Float(file.double("clip.vision.attention.layer_norm_epsilon") ?? 1e-6)
         mean = file.floatArray("clip.vision.image_mean") ?? []
         std = file.floatArray("clip.vision.image_std") ?? []
@@ -73,8 +74,8 @@ struct ClipConfig: Sendable, Hashable {
         guard embeddingLength % headCount == 0 else {
             throw GGUFError(.invalidFormat, "\(path): embedding length \(embeddingLength) is not a multiple of \(headCount) heads")
         }
-        guard longestEdge >= imageSize, longestEdge <= 16384 else {
-            throw GGUFError(.unsupported, "\(path): clip.vision.preproc_image_size (\(longestEdge)) must be set and at least the tile size \(imageSize); older files without it are not supported")
+        if let longestEdge, longestEdge < imageSize || longestEdge > 16384 {
+            throw GGUFError(.invalidFormat, "\(path): clip.vision.preproc_image_size (\(longestEdge)) must be at least the tile size \(imageSize) and at most 16384")
         }
     }
 }

@@ -59,9 +59,11 @@ public final class GGUFVisionModel: @unchecked Sendable {
         return (g.columns * g.rows + 1) * config.tokensPerTile
     }
 
-    /// Most image tokens one image can become (a square image: the full grid).
-    public var maxTokensPerImage: Int {
-        let side = (config.longestEdge + config.imageSize - 1) / config.imageSize
+    /// Most image tokens one image can become (a square image: the full grid); `nil` for projector files without a
+    /// longest edge, whose tile count grows with the image (the context length bounds it then).
+    public var maxTokensPerImage: Int? {
+        guard let longestEdge = config.longestEdge else { return nil }
+        let side = (longestEdge + config.imageSize - 1) / config.imageSize
         return (side * side + 1) * config.tokensPerTile
     }
 

@@ -2,6 +2,11 @@
 /// Idefics3 image processor: Lanczos-resize so the longest side is `longestEdge` (the other side truncated, then
 /// made even; small images are enlarged too), Lanczos-stretch both sides up to whole tiles, cut the result into
 /// tiles row by row, and add a global tile: the stretched image resized to one tile.
+///
+/// Projector files without a longest edge (converted before llama.cpp wrote `clip.vision.preproc_image_size`, as
+/// the SmolVLM files published in early 2025 are) take mtmd's older path: each side rounded to the nearest whole
+/// number of tiles (at least one), the image fitted into that size with bicubic resampling and centred on black,
+/// cut into tiles, and the global tile a bicubic resize of the original image.
 struct TiledImage: Sendable {
     /// Tiles per row.
     let columns: Int
@@ -12,9 +17,15 @@ struct TiledImage: Sendable {
 }
 
 extension ClipConfig {
-    /// The tile grid (columns, rows) of an image of this size.
+    /// The tile grid of an image of this size, and the size the image is resized to before it is cut.
     /// - Throws: `GGUFError(.unsupported)` when the aspect ratio is so extreme that a side would round to nothing.
     func grid(width: Int, height: Int) throws -> (resizedWidth: Int, resizedHeight: Int, columns: Int, rows: Int) {
+        guard let longestEdge else {
+            // mtmd rounds in single precision, halves away from zero.
+            func side(_ n: Int) -> Int { max(imageSize, Int((Float(n) / Float(imageSize)).rounded()) * imageSize) }
+            let w = side(width), h = side(height)
+            return (w, h, w / imageSize, h / imageSize)
+        }
         let aspect = Double(width) / Double(height)
         var rw: Int, rh: Int
         if width >= height {
@@ -35,8 +46,15 @@ extension ClipConfig {
     /// Resizes and cuts an image into tiles.
     func tiles(of image: RGBImage) throws -> TiledImage {
         let g = try grid(width: image.width, height: image.height)
-        let resized = image.resizedLanczos(width: g.resizedWidth, height: g.resizedHeight)
-        let refined = resized.resizedLanczos(width: g.columns * imageSize, height: g.rows * imageSize)
+        let refined: RGBImage, global: RGBImage
+        if longestEdge == nil {
+            refined = image.resizedPadded(width: g.resizedWidth, height: g.resizedHeight, filter: .bicubic)
+            global = image.resized(width: imageSize, height: imageSize, filter: .bicubic)
+        } else {
+            let resized = image.resizedLanczos(width: g.resizedWidth, height: g.resizedHeight)
+            refined = resized.resizedLanczos(width: g.columns * imageSize, height: g.rows * imageSize)
+            global = refined.resizedLanczos(width: imageSize, height: imageSize)
+        }
         var tiles: [RGBImage] = []
         tiles.reserveCapacity(g.rows * g.columns + 1)
         let rowBytes = imageSize * 3
@@ -50,7 +68,7 @@ extension ClipConfig {
                 tiles.append(RGBImage(unchecked: imageSize, imageSize, px))
             }
         }
-        tiles.append(refined.resizedLanczos(width: imageSize, height: imageSize))
+        tiles.append(global)
         return TiledImage(columns: g.columns, rows: g.rows, tiles: tiles)
     }
 

@@ -12,19 +12,25 @@ public struct RunAnywhereConfiguration: Sendable {
     public var maxResidentModels: Int?
     /// Hosts besides huggingface.co/hf.co that may receive the Hugging Face token (for tests and mirrors).
     public var trustedTokenHosts: Set<String>
+    /// A Hugging Face mirror (as huggingface_hub's `HF_ENDPOINT`, e.g. `https://hf-mirror.com` or a local one):
+    /// downloads from `https://huggingface.co/…` and `https://hf.co/…` go there instead, same paths, and the token
+    /// goes with them. Defaults to the `HF_ENDPOINT` environment variable.
+    public var huggingFaceEndpoint: URL?
     /// Environment consulted for `HF_TOKEN`, `HF_HOME` and `HOME`.
     public var environment: [String: String]
 
     /// Creates a configuration. With no `storageRoot`, uses `$RUNANYWHERE_HOME`, else
     /// `$XDG_DATA_HOME/runanywhere`, else `~/.local/share/runanywhere`.
     public init(storageRoot: URL? = nil, remoteCatalogURL: URL? = nil, memoryBudgetBytes: Int64? = nil,
-                maxResidentModels: Int? = nil, trustedTokenHosts: Set<String> = [],
+                maxResidentModels: Int? = nil, trustedTokenHosts: Set<String> = [], huggingFaceEndpoint: URL? = nil,
                 environment: [String: String] = ProcessInfo.processInfo.environment) {
         self.storageRoot = storageRoot ?? StorageLayout.defaultRoot(environment: environment)
         self.remoteCatalogURL = remoteCatalogURL ?? environment["RUNANYWHERE_CATALOG_URL"].flatMap(URL.init(string:))
         self.memoryBudgetBytes = memoryBudgetBytes
         self.maxResidentModels = maxResidentModels
         self.trustedTokenHosts = Set(trustedTokenHosts.map { $0.lowercased() })
+        self.huggingFaceEndpoint = huggingFaceEndpoint
+            ?? environment["HF_ENDPOINT"].flatMap { $0.isEmpty ? nil : (URL(string: $0) ?? URL(fileURLWithPath: $0)) }
         self.environment = environment
     }
 }
@@ -56,7 +62,8 @@ public final class RunAnywhereSDK: Sendable {
     public init(configuration: RunAnywhereConfiguration, backends: [any InferenceBackend]) {
         self.configuration = configuration
         let layout = StorageLayout(root: configuration.storageRoot)
-        tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts)
+        tokens = HFTokenStore(layout: layout, environment: configuration.environment, extraTrustedHosts: configuration.trustedTokenHosts,
+                              endpoint: configuration.huggingFaceEndpoint)
         models = ModelManager(configuration: configuration, layout: layout, tokens: tokens, backends: backends)
         llm = LLMService(models: models)
         stt = STTService(models: models)

@@ -85,6 +85,37 @@ struct VisionServiceTests {
         #expect(text.promptTokens > 0)
     }
 
+    @Test("the catalog's smolvlm-256m downloads both files from an HF_ENDPOINT mirror (token included) and answers about an image")
+    func catalogModelFromMirror() async throws {
+        let env = try DemoEnvironment(); defer { env.close() }
+        // The tiny pair under the catalog's file names, at the paths huggingface.co serves them from.
+        let repo = "ggml-org/SmolVLM-256M-Instruct-GGUF/resolve/main/"
+        for (fixture, name) in [("smolvlm-tiny-f16.gguf", "SmolVLM-256M-Instruct-Q8_0.gguf"),
+                                ("mmproj-smolvlm-tiny-f16.gguf", "mmproj-SmolVLM-256M-Instruct-Q8_0.gguf")] {
+            env.mirror.publish(repo + name, data: try Data(contentsOf: Self.fixtures.appendingPathComponent(fixture)))
+        }
+        let root = env.dir.url.appendingPathComponent("catalog-root")
+        let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(
+            storageRoot: root, environment: ["HF_ENDPOINT": env.mirror.server.baseURL.absoluteString + "/", "HF_TOKEN": "hf_mirror_token"]))
+        let info = try #require(await sdk.models.get(id: "smolvlm-256m"))
+        #expect(info.artifact.files.allSatisfy { $0.url.host == "huggingface.co" })
+        for try await _ in try await sdk.models.download(id: "smolvlm-256m") {}
+        let gets = env.mirror.server.requests.filter { $0.path.hasPrefix("/" + repo) && $0.method == "GET" }
+        #expect(Set(gets.map(\.path)).count == 2, "both files came from the mirror: \(gets.map(\.path))")
+        #expect(gets.allSatisfy { $0.header("Authorization") == "Bearer hf_mirror_token" })
+
+        let (image, prompt, expected, count) = try Self.gradient()
+        let result = try await sdk.vlm.generate(prompt: prompt, images: [image],
+                                                options: LlmOptions(model: "smolvlm-256m", maxTokens: count, temperature: 0))
+        #expect(result.text == expected, "vlm text \(result.text.debugDescription) vs mtmd \(expected.debugDescription)")
+        try await sdk.models.unloadAll()
+
+        // A mirror that is not an http(s) URL is a clear error before any request.
+        let bad = RunAnywhereSDK(configuration: RunAnywhereConfiguration(
+            storageRoot: env.dir.url.appendingPathComponent("bad-root"), environment: ["HF_ENDPOINT": "ftp://mirror.example"]))
+        #expect(await errorCode { for try await _ in try await bad.models.download(id: "smolvlm-256m") {} } == .invalidConfiguration)
+    }
+
     @Test("a language model asked about an image: invalidConfiguration")
     func languageModelRefusesImages() async throws {
         let env = try DemoEnvironment(); defer { env.close() }

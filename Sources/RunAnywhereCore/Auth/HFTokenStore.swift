@@ -18,11 +18,41 @@ final class HFTokenStore: Sendable {
     private let layout: StorageLayout
     /// Extra hosts that may receive the token (tests point this at their loopback server).
     let extraTrustedHosts: Set<String>
+    /// The Hugging Face mirror downloads go to instead of huggingface.co (`HF_ENDPOINT`).
+    let endpoint: URL?
 
-    init(layout: StorageLayout, environment: [String: String], extraTrustedHosts: Set<String>) {
+    init(layout: StorageLayout, environment: [String: String], extraTrustedHosts: Set<String>, endpoint: URL? = nil) {
         self.layout = layout
         self.environment = environment
-        self.extraTrustedHosts = extraTrustedHosts
+        self.endpoint = endpoint
+        var trusted = extraTrustedHosts
+        // The mirror the user chose stands in for huggingface.co, token included (as huggingface_hub does).
+        if let host = endpoint?.host?.lowercased() {
+            trusted.insert(endpoint?.port.map { "\(host):\($0)" } ?? host)
+        }
+        self.extraTrustedHosts = trusted
+    }
+
+    /// Why the configured mirror cannot be used (not an http(s) URL with a host), or nil. Downloads check it first.
+    var endpointProblem: RunAnywhereError? {
+        guard let endpoint else { return nil }
+        guard let scheme = endpoint.scheme?.lowercased(), scheme == "http" || scheme == "https", endpoint.host != nil,
+              URLComponents(url: endpoint, resolvingAgainstBaseURL: false) != nil else {
+            return RunAnywhereError(.invalidConfiguration, "HF_ENDPOINT (\(endpoint.absoluteString)) must be an http or https URL such as https://hf-mirror.com.")
+        }
+        return nil
+    }
+
+    /// Where `url` is fetched from: with a usable mirror, a `huggingface.co` or `hf.co` URL becomes the same path on
+    /// the mirror (below the mirror's own path, if it has one); other URLs are left alone.
+    func resolve(_ url: URL) -> URL {
+        guard endpointProblem == nil, let endpoint, let host = url.host?.lowercased(), host == "huggingface.co" || host == "hf.co",
+              var mirror = URLComponents(url: endpoint, resolvingAgainstBaseURL: false),
+              let original = URLComponents(url: url, resolvingAgainstBaseURL: false) else { return url }
+        let base = mirror.percentEncodedPath.hasSuffix("/") ? String(mirror.percentEncodedPath.dropLast()) : mirror.percentEncodedPath
+        mirror.percentEncodedPath = base + original.percentEncodedPath
+        mirror.percentEncodedQuery = original.percentEncodedQuery
+        return mirror.url ?? url
     }
 
     /// Sets (or clears with nil) the token; `persist` also stores it at `<root>/token` with mode 0600.

@@ -21,10 +21,12 @@ struct ModelDownloadWork: Sendable {
     private var modelDirectory: URL { layout.modelDirectory(id: model.id, framework: model.framework) }
 
     /// Where a file's verified bytes wait until every file of the model is verified.
+    /// Hugging Face URLs go to the configured mirror (`HF_ENDPOINT`), if any.
     func request(for file: ModelFileDescriptor) -> FileDownloadRequest {
-        FileDownloadRequest(url: file.url, destination: downloadDirectory.appendingPathComponent(file.fileName),
-                            expectedSize: file.sizeBytes, expectedSHA256: file.sha256,
-                            authorization: tokens.authorizationHeader(for: file.url))
+        let url = tokens.resolve(file.url)
+        return FileDownloadRequest(url: url, destination: downloadDirectory.appendingPathComponent(file.fileName),
+                                   expectedSize: file.sizeBytes, expectedSHA256: file.sha256,
+                                   authorization: tokens.authorizationHeader(for: url))
     }
 
     // MARK: - Run
@@ -38,6 +40,7 @@ struct ModelDownloadWork: Sendable {
     }
 
     private func runLocked(emit: @escaping @Sendable (DownloadEvent) -> Void) async throws -> ModelInfo {
+        if let problem = tokens.endpointProblem { throw problem }
         try FileSystem.createDirectory(downloadDirectory)
         let lock = try await ModelDownloadLock.acquire(downloadDirectory.appendingPathComponent(".lock"), modelId: model.id)
         defer { lock.release() }

@@ -53,4 +53,22 @@ public enum ChildProcessProbe {
         guard fields.count > 1, let pages = Int64(fields[1]) else { return nil }
         return pages * Int64(sysconf(Int32(_SC_PAGESIZE)))
     }
+
+    /// The most resident memory this process has had since it started or since ``resetPeakResident()``
+    /// (`VmHWM` of /proc/self/status), or nil where there is no /proc.
+    public static func peakResidentBytes() -> Int64? {
+        guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+              let line = text.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+              let kb = line.split(separator: " ").dropFirst().first.flatMap({ Int64($0) }) else { return nil }
+        return kb * 1024
+    }
+
+    /// Starts the peak over from the current resident size (writes 5 to /proc/self/clear_refs); false where the
+    /// kernel does not allow it.
+    @discardableResult
+    public static func resetPeakResident() -> Bool {
+        guard let handle = FileHandle(forWritingAtPath: "/proc/self/clear_refs") else { return false }
+        defer { try? handle.close() }
+        return (try? handle.write(contentsOf: Data("5".utf8))) != nil
+    }
 }

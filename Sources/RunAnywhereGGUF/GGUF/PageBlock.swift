@@ -8,6 +8,9 @@ final class PageBlock: @unchecked Sendable {
         fileprivate var offsets: [Int] = []
         fileprivate var total = 0
 
+        /// Bytes the block will have.
+        var byteCount: Int { total }
+
         /// Reserves `bytes` and returns the slot to ask for later.
         mutating func add(_ bytes: Int) -> Int {
             offsets.append(total)

@@ -19,19 +19,7 @@ final class ClipEncoder: @unchecked Sendable {
     init(config c: ClipConfig, weights: ClipWeights) throws {
         config = c
         self.weights = weights
-        let n = c.patchesPerSide * c.patchesPerSide
-        let e = c.embeddingLength, f = c.feedForwardLength, hd = c.headDimension
-        let p = c.patchSize
-        var quantBytes = 0
-        var matrices = [weights.patchKernel, weights.projector]
-        for l in weights.layers { matrices += [l.q, l.k, l.v, l.output, l.up, l.down] }
-        for m in matrices { quantBytes = max(quantBytes, Int(ra_row_bytes(m.activationType, Int64(m.columns)))) }
-        var layout = PageBlock.Layout()
-        // shuffled (im2col patches, then the pixel-shuffled tokens), x, xn, q, k, v, attn, ff, tmp,
-        // one head of q, k and vᵀ, the attention scores.
-        let slots = [n * max(3 * p * p, e), n * e, n * e, n * e, n * e, n * e, n * e, n * f, n * e,
-                     n * hd, n * hd, n * hd, n * n].map { layout.add(max($0, 1) * 4) }
-        let quantSlot = layout.add(quantBytes * n)
+        let (layout, slots, quantSlot) = Self.layout(c, weights)
         let block = try PageBlock(layout)
         self.block = block
         let fp = slots.map { block.pointer($0, as: Float.self) }
@@ -39,6 +27,27 @@ final class ClipEncoder: @unchecked Sendable {
         (headQ, headK, headVt, scores) = (fp[9], fp[10], fp[11], fp[12])
         quant = block.raw(quantSlot)
         allocatedBytes = block.byteCount
+    }
+
+    /// Where the scratch buffers of one tile go: shuffled (im2col patches, then the pixel-shuffled tokens), x, xn, q,
+    /// k, v, attn, ff, tmp, one head of q, k and vᵀ, the attention scores; then the buffer the activations of a matrix
+    /// product are converted into (the largest of any product: rows of activations × bytes per converted row).
+    static func layout(_ c: ClipConfig, _ weights: ClipWeights) -> (PageBlock.Layout, floats: [Int], quant: Int) {
+        let n = c.patchesPerSide * c.patchesPerSide
+        let e = c.embeddingLength, f = c.feedForwardLength, hd = c.headDimension
+        let p = c.patchSize
+        var quantBytes = 0
+        // The projector multiplies the pixel-shuffled tokens only; every other product all the tile's patches.
+        var products = [(weights.patchKernel, n), (weights.projector, c.tokensPerTile)]
+        for l in weights.layers { products += [l.q, l.k, l.v, l.output, l.up, l.down].map { ($0, n) } }
+        for (m, rows) in products {
+            quantBytes = max(quantBytes, rows * Int(ra_row_bytes(m.activationType, Int64(m.columns))))
+        }
+        var layout = PageBlock.Layout()
+        let floats = [n * max(3 * p * p, e), n * e, n * e, n * e, n * e, n * e, n * e, n * f, n * e,
+                      n * hd, n * hd, n * hd, n * n].map { layout.add(max($0, 1) * 4) }
+        let quant = layout.add(quantBytes)
+        return (layout, floats, quant)
     }
 
     /// Encodes one normalised tile (planar channels × imageSize × imageSize floats) into

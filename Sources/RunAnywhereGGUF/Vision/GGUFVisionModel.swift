@@ -67,15 +67,9 @@ public final class GGUFVisionModel: @unchecked Sendable {
         return (side * side + 1) * config.tokensPerTile
     }
 
-    /// Bytes of scratch the encoder allocates while it runs (one tile's activations; F32 activations bound the
-    /// converted-input buffer).
-    public var encoderScratchBytes: Int {
-        let c = config
-        let n = c.patchesPerSide * c.patchesPerSide
-        let floats = n * (max(3 * c.patchSize * c.patchSize, c.embeddingLength) + 7 * c.embeddingLength
-                          + c.feedForwardLength + 3 * c.headDimension + n)
-        return floats * 4 + n * max(c.feedForwardLength, c.embeddingLength * c.scaleFactor * c.scaleFactor) * 4
-    }
+    /// Bytes of scratch the encoder allocates while it runs (one tile's buffers, exactly what it maps; given back when
+    /// the image is encoded).
+    public var encoderScratchBytes: Int { ClipEncoder.layout(config, weights).0.byteCount }
 
     /// Encodes an image with a thread pool of its own.
     /// - Throws: ``GGUFError`` when the image cannot be tiled or the buffers cannot be allocated.

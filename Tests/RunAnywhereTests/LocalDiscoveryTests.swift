@@ -164,27 +164,19 @@ struct LocalDiscoveryTests {
         #expect(await second.models.get(id: "tiny-forest")?.isDownloaded == false, "a catalog model stays listed, not downloaded")
     }
 
-    @Test("a built-in catalog file in its own Hugging Face repository is verified against the blob name Hugging Face recorded")
-    func builtInCatalogFromHuggingFace() async throws {
+    @Test("a built-in catalog file found in its own Hugging Face repository is not taken for the catalog model: the catalog has no SHA-256 to check it against")
+    func builtInCatalogWithoutChecksum() async throws {
         let (env, stores) = try discoveryEnvironment(); defer { env.close() }
-        let forest = DemoModel.gguf(.forest).data()
         let repository = "bartowski/SmolLM2-135M-Instruct-GGUF", file = "SmolLM2-135M-Instruct-Q8_0.gguf"
-        // A blob that is not what its name says is refused.
-        try stores.addHuggingFace(repository: repository, file: file, data: forest, blobName: String(repeating: "a", count: 64))
-        let lying = try #require(await env.sdk.models.discoverLocal().models.first)
-        #expect(lying.catalogModelId == "smollm2-135m")
-        #expect(await errorCode { try await env.sdk.models.importLocal(lying) } == .checksumMismatch)
+        try stores.addHuggingFace(repository: repository, file: file, data: DemoModel.gguf(.forest).data())
+        #expect(await env.sdk.models.get(id: "smollm2-135m")?.artifact.files.first?.sha256 == nil, "the premise: no checksum in the catalog")
+        let found = try #require(await env.sdk.models.discoverLocal().models.first)
+        #expect(found.catalogModelId == nil && found.suggestedId == "smollm2-135m-instruct-q8_0")
+        let imported = try await env.sdk.models.importLocal(found)
+        #expect(imported.model.id == "smollm2-135m-instruct-q8_0" && imported.model.source == .imported)
         #expect(await env.sdk.models.get(id: "smollm2-135m")?.isDownloaded == false)
-        // The honest blob is accepted as the catalog model's file.
-        try FileManager.default.removeItem(at: stores.repositoryFolder(repository))
-        try stores.addHuggingFace(repository: repository, file: file, data: forest)
-        let honest = try #require(await env.sdk.models.discoverLocal().models.first)
-        let imported = try await env.sdk.models.importLocal(honest)
-        #expect(imported.model.id == "smollm2-135m" && imported.model.source == .builtIn && imported.model.isDownloaded)
-        // The same file name in another repository is not taken for the catalog's.
-        try stores.addHuggingFace(repository: "someone-else/Copy", file: file, data: DemoModel.gguf(.sea).data())
-        let other = await env.sdk.models.discoverLocal().models.first { $0.name.hasPrefix("someone-else/") }
-        #expect(other?.catalogModelId == nil && other?.suggestedId == "smollm2-135m-instruct-q8_0")
+        #expect(await errorCode { try await env.sdk.models.importLocal(found, id: "smollm2-135m") } == .invalidConfiguration,
+                "nor can it be imported under the catalog model's id")
     }
 
     @Test("on another file system a discovered file is linked symbolically; when the other tool removes it the model is not downloaded",

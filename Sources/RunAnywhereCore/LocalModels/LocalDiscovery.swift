@@ -24,8 +24,9 @@ public struct DiscoveredModel: Sendable, Hashable, Codable {
     public var sizeBytes: Int64
     /// A free model id to import it under.
     public var suggestedId: String
-    /// A catalog model this file appears to be (same repository file name, size and a known SHA-256). Importing it
-    /// under that id checks the bytes against that SHA-256 before the catalog model counts as downloaded.
+    /// A catalog model this file appears to be (the SHA-256 its store records is the catalog's, or the same file name
+    /// and size). Importing it under that id checks the bytes against the catalog's SHA-256 before the catalog model
+    /// counts as downloaded; a catalog entry without a SHA-256 is never matched.
     public var catalogModelId: String?
     /// The SHA-256 the tool records for the bytes (the blob's name or digest), checked when the file is imported.
     public var claimedSHA256: String?

@@ -54,8 +54,8 @@ extension ModelManager {
     /// store records (the Hugging Face blob name, the Ollama digest).
     ///
     /// With ``DiscoveredModel/catalogModelId`` set and `id` nil (or that id), the file becomes that catalog model's
-    /// download, only when its SHA-256 equals the catalog's (or, when the catalog does not know it, the one Hugging Face
-    /// recorded for that repository file); otherwise it fails with `.checksumMismatch` and nothing changes.
+    /// download, only when its SHA-256 equals the catalog's; otherwise it fails with `.checksumMismatch` and nothing
+    /// changes.
     ///
     /// Why a hard link first: the model keeps working when the other tool deletes or garbage-collects its copy, and
     /// deleting the model here removes only this name. A symbolic link (another file system) costs nothing either, but
@@ -80,11 +80,10 @@ extension ModelManager {
         if let claimed = found.claimedSHA256 { expected.append(ExpectedDigest(sha256: claimed, authority: storeName)) }
         if let catalogId = found.catalogModelId, id == nil || id == catalogId,
            var entry = await registry.model(id: catalogId), case .singleFile(let file) = entry.artifact {
-            if let sha = file.sha256 ?? entry.sha256 {
-                expected.append(ExpectedDigest(sha256: sha, authority: "the catalog entry of '\(catalogId)'"))
-            } else if expected.isEmpty {
-                throw RunAnywhereError(.checksumMismatch, "The catalog knows no SHA-256 for '\(catalogId)' and \(found.name) has no recorded one; import it under its own id instead.", modelId: catalogId)
+            guard let sha = file.sha256 ?? entry.sha256 else {
+                throw RunAnywhereError(.checksumMismatch, "The catalog knows no SHA-256 for '\(catalogId)', so \(found.name) cannot be checked against it; import it under its own id.", modelId: catalogId)
             }
+            expected.append(ExpectedDigest(sha256: sha, authority: "the catalog entry of '\(catalogId)'"))
             entry.localPath = nil
             entry.primaryFilePath = nil
             return try await importFile(source, as: entry, expecting: expected, placements: placements, onProgress: onProgress)
@@ -99,20 +98,16 @@ extension ModelManager {
         return try await importFile(source, as: model, expecting: expected, placements: placements, onProgress: onProgress)
     }
 
-    /// The catalog model (not downloaded, one GGUF file) that `candidate` appears to be, with a SHA-256 to check it
-    /// against: the same file name and size, and the catalog's SHA-256 — or, when the catalog does not know it, a
-    /// Hugging Face download URL of this very repository file (whose blob name is the SHA-256 Hugging Face recorded).
-    /// A file whose recorded SHA-256 is the catalog's matches whatever its name.
+    /// The catalog model (not downloaded, one GGUF file, its SHA-256 known) that `candidate` appears to be: the same
+    /// recorded SHA-256, or — when the store records none — the same file name and size. The import then checks the
+    /// bytes against the catalog's SHA-256; a catalog entry without one is never matched (nothing to check against).
     static func catalogMatch(for candidate: LocalStoreCandidate, in models: [ModelInfo]) -> ModelInfo? {
         models.first { m in
             guard m.source != .imported, m.source != .discovered, !m.isDownloaded, m.format == .gguf,
-                  case .singleFile(let file) = m.artifact, file.sizeBytes == nil || file.sizeBytes == candidate.file.size else { return false }
-            if let sha = file.sha256 ?? m.sha256 {
-                if let claimed = candidate.claimedSHA256 { return claimed == sha }
-                return (file.fileName as NSString).lastPathComponent == candidate.fileName
-            }
-            guard candidate.claimedSHA256 != nil, let repository = candidate.repository, let path = candidate.repositoryPath else { return false }
-            return HuggingFaceCacheScanner.isDownloadURL(file.url, of: repository, path: path)
+                  case .singleFile(let file) = m.artifact, let sha = file.sha256 ?? m.sha256,
+                  file.sizeBytes == nil || file.sizeBytes == candidate.file.size else { return false }
+            if let claimed = candidate.claimedSHA256 { return claimed == sha }
+            return (file.fileName as NSString).lastPathComponent == candidate.fileName
         }
     }
 

@@ -46,8 +46,7 @@ enum HuggingFaceCacheScanner {
                     scan.candidates.append(LocalStoreCandidate(
                         source: .huggingFace, file: file, referencePath: reference, name: "\(repository)/\(relative)",
                         fileName: fileName, baseId: ModelID.stem(of: URL(fileURLWithPath: fileName)),
-                        claimedSHA256: inBlobs && LocalStoreScan.isSHA256(blobName) ? blobName : nil,
-                        repository: repository, repositoryPath: relative))
+                        claimedSHA256: inBlobs && LocalStoreScan.isSHA256(blobName) ? blobName : nil))
                 }
             }
             if budget <= 0 {
@@ -84,14 +83,5 @@ enum HuggingFaceCacheScanner {
                 break
             }
         }
-    }
-
-    /// Whether `url` is a Hugging Face download URL of `path` in `repository` (`https://huggingface.co/ORG/NAME/resolve/REV/PATH`).
-    static func isDownloadURL(_ url: URL, of repository: String, path: String) -> Bool {
-        guard let host = url.host?.lowercased(), ["huggingface.co", "hf.co", "www.huggingface.co"].contains(host) else { return false }
-        let parts = url.path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
-        let repoParts = repository.split(separator: "/").map(String.init)
-        guard parts.count > repoParts.count + 2, Array(parts.prefix(repoParts.count)) == repoParts, parts[repoParts.count] == "resolve" else { return false }
-        return parts.dropFirst(repoParts.count + 2).joined(separator: "/") == path
     }
 }

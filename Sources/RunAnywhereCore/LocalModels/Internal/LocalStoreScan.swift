@@ -18,9 +18,6 @@ struct LocalStoreCandidate: Sendable {
     var baseId: String
     /// SHA-256 the tool records for the bytes.
     var claimedSHA256: String?
-    /// Hugging Face only: the repository (`Qwen/Qwen3-0.6B-GGUF`) and the file's path in it.
-    var repository: String?
-    var repositoryPath: String?
 }
 
 /// What a store scan found and passed over.

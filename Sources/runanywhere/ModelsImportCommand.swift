@@ -70,11 +70,11 @@ enum ModelsImportCommand: Command {
     static func discovered(_ file: URL) async -> DiscoveredModel? {
         let given = file.standardizedFileURL.path
         var st = stat()
-        let identity = stat(given, &st) == 0 ? [UInt64(st.st_dev), UInt64(st.st_ino)] : nil
+        let identity = stat(given, &st) == 0 ? [UInt64(truncatingIfNeeded: st.st_dev), UInt64(truncatingIfNeeded: st.st_ino)] : nil
         return await RunAnywhere.models.discoverLocal().models.first { found in
             if found.referencePath.standardizedFileURL.path == given { return true }
             var blob = stat()
-            return identity != nil && stat(found.path.path, &blob) == 0 && identity == [UInt64(blob.st_dev), UInt64(blob.st_ino)]
+            return identity != nil && stat(found.path.path, &blob) == 0 && identity == [UInt64(truncatingIfNeeded: blob.st_dev), UInt64(truncatingIfNeeded: blob.st_ino)]
         }
     }
 

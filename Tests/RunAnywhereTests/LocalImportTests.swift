@@ -57,7 +57,7 @@ func fileSHA256(_ url: URL) -> String? {
 /// (device, inode) of the file at `url`, symbolic links followed.
 func fileIdentity(_ url: URL) -> [UInt64] {
     var st = stat()
-    return stat(url.path, &st) == 0 ? [UInt64(st.st_dev), UInt64(st.st_ino)] : []
+    return stat(url.path, &st) == 0 ? [UInt64(truncatingIfNeeded: st.st_dev), UInt64(truncatingIfNeeded: st.st_ino)] : []
 }
 
 /// Collects progress reports from another thread.
@@ -165,6 +165,27 @@ struct LocalImportTests {
         let changed = try await env.sdk.models.importLocal(file: a, placements: [.symlink])
         #expect(!changed.wasAlreadyImported && changed.sha256 == FakeModelStores.sha256(altered) && changed.sha256 != first.sha256)
         #expect(await env.sdk.models.get(id: first.model.id)?.sha256 == changed.sha256)
+    }
+
+    @Test("a copy cancelled midway ends with .cancelled and leaves nothing behind")
+    func cancelledCopy() async throws {
+        let env = try ImportEnvironment(); defer { env.close() }
+        let (original, _) = try env.writeForest("big/Forest-Padded.gguf")
+        // 256 MiB of trailing zeros (a hole: nothing is written here), so that the copy takes many 4 MiB chunks.
+        let fd = open(original.path, O_WRONLY)
+        #expect(fd >= 0 && ftruncate(fd, 256 << 20) == 0)
+        close(fd)
+        let (started, signal) = AsyncStream.makeStream(of: Void.self)
+        let sdk = env.sdk
+        let task = Task {
+            defer { signal.finish() }
+            return try await sdk.models.importLocal(file: original, placements: [.copy]) { _ in signal.yield() }
+        }
+        for await _ in started { break }
+        task.cancel()
+        #expect(await errorCode { try await task.value } == .cancelled)
+        #expect(env.leftovers().isEmpty, "\(env.leftovers())")
+        #expect(await env.sdk.models.get(id: "forest-padded") == nil)
     }
 
     @Test("across file systems the default is a copy with progress; a disk too small is insufficientStorage with nothing left",

@@ -182,7 +182,7 @@ extension ModelManager {
         if (st.st_mode & S_IFMT) == S_IFLNK {
             return source.isSameFile(as: path) ? .symlink : nil
         }
-        if UInt64(st.st_dev) == source.device, UInt64(st.st_ino) == source.inode { return .hardLink }
+        if UInt64(truncatingIfNeeded: st.st_dev) == source.device, UInt64(truncatingIfNeeded: st.st_ino) == source.inode { return .hardLink }
         if model.source == .imported, model.artifact.files.first?.url.path == source.path, Int64(st.st_size) == source.size { return .copy }
         return nil
     }

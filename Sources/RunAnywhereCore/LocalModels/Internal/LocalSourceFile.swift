@@ -44,13 +44,13 @@ struct LocalSourceFile: Sendable, Hashable {
         case S_IFDIR: throw RunAnywhereError(.invalidConfiguration, "\(given) is a folder, not a GGUF file.")
         default: throw RunAnywhereError(.invalidConfiguration, "\(given) is not a regular file (a device, pipe or socket).")
         }
-        return LocalSourceFile(path: path, size: Int64(st.st_size), device: UInt64(st.st_dev), inode: UInt64(st.st_ino))
+        return LocalSourceFile(path: path, size: Int64(st.st_size), device: UInt64(truncatingIfNeeded: st.st_dev), inode: UInt64(truncatingIfNeeded: st.st_ino))
     }
 
     /// Whether the file at `path` (symbolic links followed) is this very file (same device and inode).
     func isSameFile(as path: String) -> Bool {
         var st = stat()
-        return stat(path, &st) == 0 && UInt64(st.st_dev) == device && UInt64(st.st_ino) == inode
+        return stat(path, &st) == 0 && UInt64(truncatingIfNeeded: st.st_dev) == device && UInt64(truncatingIfNeeded: st.st_ino) == inode
     }
 
     /// Throws `.invalidModelFormat` unless the file starts with the GGUF magic.

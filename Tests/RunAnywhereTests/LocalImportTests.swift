@@ -167,6 +167,22 @@ struct LocalImportTests {
         #expect(await env.sdk.models.get(id: first.model.id)?.sha256 == changed.sha256)
     }
 
+    @Test("concurrent imports into one root do not interleave: the same file twice is imported once, two files for one id give one model")
+    func concurrentImports() async throws {
+        let env = try ImportEnvironment(); defer { env.close() }
+        let (a, _) = try env.writeForest("a/model.gguf")
+        let (b, _) = try env.writeForest("b/model.gguf")
+        let sdk = env.sdk
+        async let first = sdk.models.importLocal(file: a, placements: [.copy])
+        async let second = sdk.models.importLocal(file: a, placements: [.copy])
+        let results = try await [first, second]
+        #expect(results.filter(\.wasAlreadyImported).count == 1 && Set(results.map(\.model.id)) == ["model"])
+        async let third = errorCode { try await sdk.models.importLocal(file: b, id: "other", placements: [.copy]) }
+        async let fourth = errorCode { try await sdk.models.importLocal(file: a, id: "other", placements: [.copy]) }
+        let codes = await [third, fourth]
+        #expect(codes.filter { $0 == nil }.count == 1 && codes.contains(.invalidConfiguration), "\(codes)")
+    }
+
     @Test("a copy cancelled midway ends with .cancelled and leaves nothing behind")
     func cancelledCopy() async throws {
         let env = try ImportEnvironment(); defer { env.close() }

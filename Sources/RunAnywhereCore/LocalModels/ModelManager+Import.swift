@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -51,8 +52,16 @@ extension ModelManager {
     }
 
     /// Checks, places and registers `source` as `model` (an `.imported` model, or a catalog model whose file it is).
+    /// Imports into one storage root run one at a time in this process, so two of one id cannot interleave.
     func importFile(_ source: LocalSourceFile, as model: ModelInfo, expecting expected: [ExpectedDigest],
                     placements: [LocalImport.Placement], onProgress: (@Sendable (LocalImportProgress) -> Void)?) async throws -> LocalImport {
+        try await ImportLocks.lock(for: layout.root).withLock {
+            try await self.importFileLocked(source, as: model, expecting: expected, placements: placements, onProgress: onProgress)
+        }
+    }
+
+    private func importFileLocked(_ source: LocalSourceFile, as model: ModelInfo, expecting expected: [ExpectedDigest],
+                                  placements: [LocalImport.Placement], onProgress: (@Sendable (LocalImportProgress) -> Void)?) async throws -> LocalImport {
         guard !placements.isEmpty else { throw RunAnywhereError(.invalidConfiguration, "No placement allowed for the import (placements is empty).") }
         guard case .singleFile(let descriptor) = model.artifact else {
             throw RunAnywhereError(.invalidConfiguration, "Only single-file models can be imported ('\(model.id)' is not one).", modelId: model.id)
@@ -200,6 +209,20 @@ extension ModelManager {
         return RunAnywhereError(.modelNotDownloaded,
             "Model '\(model.id)' was imported from \(origin), which is gone or changed, and has nothing to download from. "
             + "Import the file again (`runanywhere models import PATH`), or delete the model.", modelId: model.id)
+    }
+}
+
+/// One import lock per storage root (in this process).
+enum ImportLocks {
+    private static let locks = Mutex<[String: AsyncSerialLock]>([:])
+
+    static func lock(for root: URL) -> AsyncSerialLock {
+        locks.withLock { all in
+            if let lock = all[root.path] { return lock }
+            let lock = AsyncSerialLock()
+            all[root.path] = lock
+            return lock
+        }
     }
 }
 

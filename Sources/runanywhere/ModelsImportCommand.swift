@@ -43,7 +43,7 @@ enum ModelsImportCommand: Command {
         let progress = ImportProgressDisplay(bar: bar)
         let id = args.option("id")
         let task = Task { () throws -> LocalImport in
-            if let found = await discovered(file) {
+            if let found = try await discovered(file) {
                 return try await RunAnywhere.models.importLocal(found, id: id, placements: placements ?? [.hardLink, .symlink], onProgress: progress.show)
             }
             return try await RunAnywhere.models.importLocal(file: file, id: id, placements: placements ?? [.hardLink, .copy], onProgress: progress.show)
@@ -67,14 +67,20 @@ enum ModelsImportCommand: Command {
     }
 
     /// The discovered file `file` names: a listed snapshot file or manifest, or the same file as a listed blob.
-    static func discovered(_ file: URL) async -> DiscoveredModel? {
+    /// - Throws: `.invalidModelFormat` with the reason when discovery passed over that very entry.
+    static func discovered(_ file: URL) async throws -> DiscoveredModel? {
         let given = file.standardizedFileURL.path
-        var st = stat()
-        let identity = stat(given, &st) == 0 ? [UInt64(truncatingIfNeeded: st.st_dev), UInt64(truncatingIfNeeded: st.st_ino)] : nil
-        return await RunAnywhere.models.discoverLocal().models.first { found in
-            if found.referencePath.standardizedFileURL.path == given { return true }
-            var blob = stat()
-            return identity != nil && stat(found.path.path, &blob) == 0 && identity == [UInt64(truncatingIfNeeded: blob.st_dev), UInt64(truncatingIfNeeded: blob.st_ino)]
+        func identity(_ path: String) -> [UInt64]? {
+            var st = stat()
+            return stat(path, &st) == 0 ? [UInt64(truncatingIfNeeded: st.st_dev), UInt64(truncatingIfNeeded: st.st_ino)] : nil
+        }
+        let mine = identity(given)
+        let discovery = await RunAnywhere.models.discoverLocal()
+        if let skipped = discovery.skipped.first(where: { $0.path.standardizedFileURL.path == given }) {
+            throw RunAnywhereError(.invalidModelFormat, "\(given) cannot be imported: \(skipped.reason)")
+        }
+        return discovery.models.first { found in
+            found.referencePath.standardizedFileURL.path == given || (mine != nil && identity(found.path.path) == mine)
         }
     }
 

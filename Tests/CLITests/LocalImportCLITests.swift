@@ -54,7 +54,7 @@ struct LocalImportCLITests {
         let forest = DemoModel.gguf(.forest).data(), sea = DemoModel.gguf(.sea).data()
         let snapshot = try stores.addHuggingFace(repository: "someone/Forest-GGUF", file: "Forest-Q8_0.gguf", data: forest)
         let manifest = try stores.addOllama(model: "sea", tag: "tiny", data: sea)
-        try stores.addOllama(model: "broken", data: nil, digest: "sha256:../../secret")
+        let broken = try stores.addOllama(model: "broken", data: nil, digest: "sha256:../../secret")
 
         let text = try cli.run("models", "list", "--discover")
         #expect(text.status == 0 && text.stdout.contains("someone/Forest-GGUF/Forest-Q8_0.gguf") && text.stdout.contains("sea:tiny"), "\(text.stdout)")
@@ -64,6 +64,8 @@ struct LocalImportCLITests {
         #expect(Set(models.compactMap { $0["suggestedId"] as? String }) == ["forest-q8_0", "sea-tiny"])
         #expect((json["skipped"] as? [[String: Any]])?.count == 1)
 
+        let refused = try cli.run("models", "import", broken.path)
+        #expect(refused.status == 7 && refused.stderr.contains("digest"), "\(refused.stderr)")
         let a = try cli.run("models", "import", snapshot.path, "--json")
         let b = try cli.run("models", "import", manifest.path, "--id", "sea")
         #expect(a.status == 0 && (cli.json(a) as? [String: Any])?["placement"] as? String == "hardLink", "\(a.stderr)")

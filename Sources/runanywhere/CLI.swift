@@ -54,6 +54,7 @@ struct CLI {
           RUNANYWHERE_HOME   storage root (default $XDG_DATA_HOME/runanywhere or ~/.local/share/runanywhere)
           HF_TOKEN           Hugging Face token for gated repositories
           HF_ENDPOINT        a Hugging Face mirror (e.g. https://hf-mirror.com): huggingface.co downloads go there
+          HF_HOME, HF_HUB_CACHE, OLLAMA_MODELS  where `models list --discover` looks for other tools' GGUFs
           RUNANYWHERE_SHERPA_ONNX_LIB  sherpa-onnx's libsherpa-onnx-c-api.so or its folder (speech models)
           RUNANYWHERE_SILERO_VAD       silero_vad.onnx, to cut long audio at silences
           RUNANYWHERE_LLAMACPP_LIB  folder of llama.cpp's libraries (default .runanywhere-deps/llamacpp/lib,

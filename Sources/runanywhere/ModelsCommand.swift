@@ -4,11 +4,11 @@ import RunAnywhere
 /// `runanywhere models <subcommand>`.
 enum ModelsCommand: Command {
     static let name = "models"
-    static let summary = "List, inspect, download, register, refresh and remove models"
+    static let summary = "List, inspect, download, register, import, refresh and remove models"
 
     static let subcommands: [any Command.Type] = [
         ModelsListCommand.self, ModelsInfoCommand.self, PullCommand.self, ModelsRegisterCommand.self,
-        ModelsRefreshCommand.self, ModelsRemoveCommand.self,
+        ModelsRefreshCommand.self, ModelsRemoveCommand.self, ModelsImportCommand.self,
     ]
 
     static var help: String {

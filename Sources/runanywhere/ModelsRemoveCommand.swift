@@ -9,6 +9,8 @@ enum ModelsRemoveCommand: Command {
         Usage: runanywhere models rm ID [ID...]
 
         Removes the files and any partial download. A registered model stays registered.
+        An imported model (`models import`) loses its link or copy and its registration; the file it was
+        imported from (yours, the Hugging Face cache's, Ollama's) is never touched.
         """
 
     static func run(arguments: [String]) async throws -> Int32 {

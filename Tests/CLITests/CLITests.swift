@@ -12,6 +12,8 @@ struct CLI {
     }
 
     let home: TemporaryDirectory
+    /// Variables added to (or replacing) the environment the binary runs with.
+    var extraEnvironment: [String: String] = [:]
 
     init() throws { home = try TemporaryDirectory(prefix: "runanywhere-cli") }
 
@@ -26,16 +28,18 @@ struct CLI {
         try run(arguments, root: root)
     }
 
-    func run(_ arguments: [String], root: String? = nil, environment extra: [String: String] = [:], stdin: String? = nil) throws -> Output {
+    func run(_ arguments: [String], root: String? = nil, executable: URL? = nil, environment extra: [String: String] = [:],
+             stdin: String? = nil) throws -> Output {
         guard let binary = Self.binary else { throw CocoaError(.fileNoSuchFile) }
         let process = Process()
-        process.executableURL = binary
+        process.executableURL = executable ?? binary
         process.arguments = arguments
         var environment = ["RUNANYWHERE_HOME": root ?? home.path + "/root", "HOME": home.path, "NO_COLOR": "1",
                            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
         // Where llama.cpp is, when the tests were told (else the binary finds the project-local install, if any).
         environment["RUNANYWHERE_LLAMACPP_LIB"] = ProcessInfo.processInfo.environment["RUNANYWHERE_LLAMACPP_LIB"]
-        environment.merge(extra) { _, new in new }
+        environment.merge(extraEnvironment) { $1 }
+        environment.merge(extra) { $1 }
         process.environment = environment
         let out = Pipe(), err = Pipe()
         process.standardOutput = out

@@ -22,6 +22,7 @@ extension ModelManager {
                 continuation.finish()
             }
         }
+        if model.source == .imported { throw Self.importedFileGone(model) }
         return downloads.download(model)
     }
 

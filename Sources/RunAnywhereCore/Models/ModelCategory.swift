@@ -75,4 +75,7 @@ public enum ModelSource: String, Sendable, Hashable, Codable, CaseIterable {
     case remoteCatalog
     /// Found on disk by a rescan, with no other record of it.
     case discovered
+    /// A GGUF file already on this machine, imported with `models.importLocal` (hard link, symbolic link or copy).
+    /// Deleting it removes the link or copy and the registration, never the original file.
+    case imported
 }

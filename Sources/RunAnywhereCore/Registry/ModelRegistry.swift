@@ -28,7 +28,7 @@ actor ModelRegistry {
     private var lastProblems: [String: String] = [:]
 
     /// Inspects downloaded files (``InferenceBackend/inspect(_:)``).
-    private let backends: BackendSet
+    let backends: BackendSet
 
     init(layout: StorageLayout, builtIn: [ModelInfo], backends: BackendSet) {
         self.backends = backends
@@ -210,7 +210,7 @@ actor ModelRegistry {
         let dir = layout.modelDirectory(id: id, framework: model.framework)
         let fm = FileManager.default
         do {
-            if model.source == .builtIn || model.source == .remoteCatalog || model.source == .discovered {
+            if model.source == .builtIn || model.source == .remoteCatalog || model.source == .discovered || model.source == .imported {
                 if fm.fileExists(atPath: dir.path) { try fm.removeItem(at: dir) }
             } else {
                 // Keep the registration: rewrite the manifest as not downloaded, then remove everything else.
@@ -249,7 +249,7 @@ actor ModelRegistry {
         return false
     }
 
-    private func write(_ manifest: ModelManifest, to url: URL) throws {
+    func write(_ manifest: ModelManifest, to url: URL) throws {
         try FileSystem.writeAtomically(try manifest.encoded(), to: url)
         cache.removeValue(forKey: url.path)
     }

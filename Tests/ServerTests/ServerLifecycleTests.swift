@@ -1,0 +1,104 @@
+import Foundation
+import Testing
+import RunAnywhere
+import RunAnywhereServer
+import RunAnywhereTestSupport
+
+/// Disconnects, queueing and shutdown, on a real model slowed down after each piece of text (``PacedBackend``) so
+/// that a generation is still running when the test acts.
+@Suite("Server lifecycle", .enabled(if: Curl.isAvailable, "needs the curl program (apt-get install curl)"))
+struct ServerLifecycleTests {
+    /// Waits up to `seconds` for `condition`.
+    static func eventually(_ seconds: Double = 10, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        return condition()
+    }
+
+    /// A request for 1000 tokens: 50 s at the pace of these tests, so it is always still running when they act.
+    static var long: [String: Any] { ["model": "demo-forest", "prompt": "Once upon a time", "max_tokens": 1000, "temperature": 0] }
+
+    @Test("a client that disconnects cancels its generation, streamed or not, and frees the model for the next request",
+          arguments: [true, false])
+    func disconnectCancels(stream: Bool) async throws {
+        try await withServer(pace: 0.05) { f in
+            let paced = try #require(f.paced)
+            var body = Self.long
+            body["stream"] = stream
+            let gone = try await Curl.post(f.url("/v1/completions"), json: body, maxTime: 1.5)
+            #expect(gone.exitCode == 28, "curl gave up (\(gone.exitCode)) after 1.5 s: the generation was still running")
+            #expect(await Self.eventually { f.server.statistics.cancelled == 1 && f.server.inFlight == 0 }, "\(f.server.statistics)")
+            let produced = paced.piecesProduced
+            #expect(produced < 200, "1000 tokens at 20/s would take 50 s; it stopped after \(produced)")
+            try await Task.sleep(for: .milliseconds(300))
+            #expect(paced.piecesProduced == produced, "nothing generated after the cancel")
+            let next = try await Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once", "max_tokens": 2], maxTime: 20)
+            #expect(next.status == 200)
+        }
+    }
+
+    @Test("requests to a busy model wait in arrival order; one more than --queue-depth gets 429")
+    func queueing() async throws {
+        try await withServer(ServerConfiguration(port: 0, queueDepth: 2), pace: 0.03) { f in
+            let order = OrderLog()
+            var clients: [Task<Int, any Error>] = []
+            for i in 0..<3 {
+                let accepted = f.server.statistics.accepted
+                clients.append(Task {
+                    let r = try await Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once upon a time", "max_tokens": 15, "temperature": 0], maxTime: 60)
+                    order.append(i)
+                    return r.status
+                })
+                #expect(await Self.eventually { f.server.statistics.accepted == accepted + 1 })
+            }
+            // One runs, two wait: the queue is full.
+            let refused = try await Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "x", "max_tokens": 1])
+            #expect(refused.status == 429 && refused.error?["type"] as? String == "rate_limit_error", "\(refused.body)")
+            var statuses: [Int] = []
+            for c in clients { statuses.append(try await c.value) }
+            #expect(statuses == [200, 200, 200])
+            #expect(order.values == [0, 1, 2], "served first come, first served")
+            #expect(f.server.statistics.refused == 1 && f.server.statistics.completed == 3)
+        }
+    }
+
+    @Test("stop lets a request in flight finish its stream, then refuses connections")
+    func gracefulStop() async throws {
+        try await withServer(pace: 0.05) { f in
+            let client = Task {
+                try await Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once upon a time", "max_tokens": 20, "temperature": 0, "stream": true], maxTime: 30)
+            }
+            #expect(await Self.eventually { (f.paced?.piecesProduced ?? 0) > 2 })
+            await f.server.stop(grace: .seconds(20))
+            let r = try await client.value
+            #expect(r.status == 200 && r.events.last == "[DONE]", "\(r.body)")
+            #expect(f.server.statistics.completed == 1 && f.server.statistics.cancelled == 0)
+            let after = try await Curl.request("GET", f.url("/health"), maxTime: 5)
+            #expect(after.status == 0 && after.exitCode == 7, "no longer listening (curl exit \(after.exitCode))")
+        }
+    }
+
+    @Test("past the grace period, stop cancels what is still generating and returns")
+    func stopCancelsAfterGrace() async throws {
+        try await withServer(pace: 0.05) { f in
+            let client = Task { try await Curl.post(f.url("/v1/completions"), json: Self.long.merging(["stream": true]) { $1 }, maxTime: 60) }
+            #expect(await Self.eventually { (f.paced?.piecesProduced ?? 0) > 2 })
+            let started = Date()
+            await f.server.stop(grace: .milliseconds(300))
+            #expect(Date().timeIntervalSince(started) < 8)
+            _ = try await client.value
+            #expect(f.server.statistics.cancelled == 1 && f.server.inFlight == 0)
+        }
+    }
+}
+
+/// Indices appended from several tasks.
+final class OrderLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Int] = []
+    func append(_ i: Int) { lock.withLock { items.append(i) } }
+    var values: [Int] { lock.withLock { items } }
+}

@@ -58,6 +58,19 @@ struct ServerEndpointTests {
         }
     }
 
+    @Test("a model that cannot be loaded (over the memory budget) is a 503, streamed or not, and the server goes on")
+    func loadFailure() async throws {
+        try await withServer(memoryBudget: 10_000) { f in
+            for stream in [false, true] {
+                let r = try await Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once", "stream": stream])
+                #expect(r.status == 503 && r.error?["code"] as? String == "model_load_failed" && r.error?["type"] as? String == "server_error", "\(r.body)")
+                #expect((r.error?["message"] as? String)?.contains("demo-forest") == true)
+            }
+            #expect(try await Curl.request("GET", f.url("/health")).status == 200)
+            #expect(f.server.statistics.failed == 2)
+        }
+    }
+
     @Test("with an API key: no key or a wrong one is 401, the right bearer passes, /health stays open")
     func apiKey() async throws {
         try await withServer(ServerConfiguration(port: 0, apiKey: "s3cret-key")) { f in

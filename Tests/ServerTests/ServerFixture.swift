@@ -22,10 +22,12 @@ struct ServerFixture {
     /// - Parameters:
     ///   - pace: seconds to wait after each piece of text (to keep a generation running while a test acts on it).
     ///   - stories: also register stories260K from RUNANYWHERE_TESTDATA (the caller skips when it is absent).
-    init(configuration: ServerConfiguration = ServerConfiguration(port: 0), pace: Double? = nil, stories: Bool = false) async throws {
+    ///   - memoryBudget: the SDK's memory budget for resident models (a tiny one makes every load fail).
+    init(configuration: ServerConfiguration = ServerConfiguration(port: 0), pace: Double? = nil, stories: Bool = false,
+         memoryBudget: Int64? = nil) async throws {
         dir = try TemporaryDirectory(prefix: "runanywhere-serve")
         mirror = try ModelMirror()
-        let config = RunAnywhereConfiguration(storageRoot: dir.url, environment: [:])
+        let config = RunAnywhereConfiguration(storageRoot: dir.url, memoryBudgetBytes: memoryBudget, environment: [:])
         paced = pace.map { PacedBackend(delay: $0) }
         sdk = paced.map { RunAnywhereSDK(configuration: config, backends: [$0]) } ?? RunAnywhereSDK(configuration: config)
         try await Self.download(try await mirror.registerDemoModel(.forest, with: sdk).id, sdk)
@@ -103,8 +105,8 @@ private final class PacedModel: TextGenerationModel {
 
 /// Runs `body` with a fresh server, and shuts it down and removes its files afterwards, whether `body` threw or not.
 func withServer(_ configuration: ServerConfiguration = ServerConfiguration(port: 0), pace: Double? = nil, stories: Bool = false,
-                _ body: (ServerFixture) async throws -> Void) async throws {
-    let fixture = try await ServerFixture(configuration: configuration, pace: pace, stories: stories)
+                memoryBudget: Int64? = nil, _ body: (ServerFixture) async throws -> Void) async throws {
+    let fixture = try await ServerFixture(configuration: configuration, pace: pace, stories: stories, memoryBudget: memoryBudget)
     do {
         try await body(fixture)
     } catch {

@@ -39,6 +39,9 @@ final class MicroHTTPDaemon: @unchecked Sendable {
         port = Int(ra_mhd_bound_port(started))
     }
 
+    // libmicrohttpd's callbacks hold this object unretained: it must not go away while the daemon runs.
+    deinit { stop() }
+
     /// Stops accepting connections; open ones are still served.
     func quiesce() {
         guard let daemon else { return }

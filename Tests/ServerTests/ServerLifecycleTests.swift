@@ -65,6 +65,30 @@ struct ServerLifecycleTests {
         }
     }
 
+    @Test("a request that waits in the queue longer than the idle timeout is still answered, streamed or not; an idle connection is closed")
+    func longWaitOutlivesIdleTimeout() async throws {
+        try await withServer(ServerConfiguration(port: 0, idleTimeoutSeconds: 1), pace: 0.05) { f in
+            let first = Task {
+                try await Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once upon a time", "max_tokens": 50, "temperature": 0], maxTime: 60)
+            }
+            #expect(await Self.eventually { (f.paced?.piecesProduced ?? 0) > 0 })
+            async let plain = Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once", "max_tokens": 3], maxTime: 60)
+            async let streamed = Curl.post(f.url("/v1/completions"), json: ["model": "demo-forest", "prompt": "Once", "max_tokens": 3, "stream": true], maxTime: 60)
+            let (p, s) = try await (plain, streamed)
+            #expect(try await first.value.status == 200)
+            #expect(p.status == 200 && p.json?["choices"] != nil, "curl exit \(p.exitCode): \(p.body)")
+            #expect(s.status == 200 && s.events.last == "[DONE]", "curl exit \(s.exitCode): \(s.body)")
+            // A connection that sends nothing is closed after the idle timeout (it would hold a thread).
+            let idle = try await ChildProcess.run("/usr/bin/env", ["python3", "-c", """
+                import socket, time
+                s = socket.create_connection(("127.0.0.1", \(f.server.port))); s.settimeout(10); t = time.monotonic()
+                print(len(s.recv(1)), round(time.monotonic() - t, 1))
+                """])
+            let words = idle.stdout.split(separator: " ")
+            #expect(words.first == "0" && (Double(words.last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 99) < 5, "\(idle.stdout) \(idle.stderr)")
+        }
+    }
+
     @Test("stop lets a request in flight finish its stream, then refuses connections")
     func gracefulStop() async throws {
         try await withServer(pace: 0.05) { f in

@@ -23,7 +23,7 @@ enum ServeCommand: Command {
         Endpoints: GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/completions
         (stream: true for server-sent events). Models load on the first request that names them; the server never
         downloads (`runanywhere models pull ID` first). The URL is printed on stdout; SIGINT or SIGTERM lets
-        requests in flight finish (up to 10 s), then stops with exit code 0.
+        requests in flight finish (up to 10 s), then stops with exit code 0; a second signal stops at once (130).
         """
 
     static func run(arguments: [String]) async throws -> Int32 {
@@ -54,7 +54,12 @@ enum ServeCommand: Command {
         fflush(nil)
         Output.stderr("Serving \(models.isEmpty ? "no models yet (runanywhere models pull ID)" : models.joined(separator: ", ")) on \(server.url.absoluteString)/v1 — Ctrl-C stops.")
         let signal = await signals.next()
-        Output.stderr("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(server.inFlight) request(s) in flight, then stopping.")
+        Output.stderr("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(server.inFlight) request(s) in flight, then stopping (a second signal stops at once).")
+        Task {
+            _ = await signals.next()
+            Output.stderr("second signal: stopping without waiting for requests in flight.")
+            exit(ExitCode.interrupted)
+        }
         await server.stop(grace: .seconds(10))
         let s = server.statistics
         Output.stderr("Stopped: \(s.completed) completed, \(s.cancelled) cancelled, \(s.refused) refused, \(s.failed) failed.")

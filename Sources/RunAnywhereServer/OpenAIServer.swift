@@ -61,9 +61,11 @@ public final class OpenAIServer: Sendable {
     private let runner: GenerationRunner
 
     /// Starts listening.
+    /// - Parameter log: receives one line per request (method, path, status, seconds; model and tokens for a
+    ///   completion), from the connection's thread.
     /// - Throws: `.invalidConfiguration` when the host does not resolve, a value is out of range, or the port cannot
     ///   be listened on (in use, or not allowed).
-    public init(sdk: RunAnywhereSDK, configuration: ServerConfiguration) throws {
+    public init(sdk: RunAnywhereSDK, configuration: ServerConfiguration, log: (@Sendable (String) -> Void)? = nil) throws {
         guard (0...65535).contains(configuration.port) else {
             throw RunAnywhereError(.invalidConfiguration, "The port must be in 0...65535 (got \(configuration.port)).")
         }
@@ -82,7 +84,7 @@ public final class OpenAIServer: Sendable {
         }
         isLoopback = loopback != 0
         runner = GenerationRunner(sdk: sdk, queueDepth: configuration.queueDepth)
-        router = Router(sdk: sdk, runner: runner, apiKey: configuration.apiKey)
+        router = Router(sdk: sdk, runner: runner, apiKey: configuration.apiKey, log: log)
         do {
             daemon = try MicroHTTPDaemon(address: &address, isIPv6: ipv6 != 0, router: router, maxBodyBytes: configuration.maxBodyBytes,
                                          connectionLimit: configuration.connectionLimit, idleTimeoutSeconds: configuration.idleTimeoutSeconds)

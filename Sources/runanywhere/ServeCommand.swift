@@ -19,6 +19,7 @@ enum ServeCommand: Command {
           --max-body-bytes N   larger request bodies get 413 (default 1048576)
           --max-resident N     keep at most N models loaded, evicting the least recently used
           --memory-budget-mb N keep loaded models within N MiB
+          --quiet              no line per request on stderr
 
         Endpoints: GET /health, GET /v1/models, POST /v1/chat/completions, POST /v1/completions
         (stream: true for server-sent events). Models load on the first request that names them; the server never
@@ -28,7 +29,7 @@ enum ServeCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["host", "port", "api-key", "models-dir", "queue-depth", "max-body-bytes",
-                                                      "max-resident", "memory-budget-mb"])
+                                                      "max-resident", "memory-budget-mb"], flags: ["quiet"])
         if args.wantsHelp { print(help); return ExitCode.ok }
         guard args.positionals.isEmpty else { throw UsageError("serve takes no arguments (got '\(args.positionals[0])')") }
         var config = ServerConfiguration()
@@ -44,7 +45,8 @@ enum ServeCommand: Command {
             maxResidentModels: try args.int("max-resident", in: 1...1000)))
 
         let signals = TerminationSignals()
-        let server = try OpenAIServer(sdk: RunAnywhere.shared, configuration: config)
+        let requestLog: (@Sendable (String) -> Void)? = args.flag("quiet") ? nil : { @Sendable line in Output.stderr(line) }
+        let server = try OpenAIServer(sdk: RunAnywhere.shared, configuration: config, log: requestLog)
         if !server.isLoopback && config.apiKey == nil {
             Output.stderr("warning: listening on \(config.host), reachable from other machines, without an API key: anyone who can reach this port can use the models. Set --api-key or RUNANYWHERE_API_KEY.")
         }

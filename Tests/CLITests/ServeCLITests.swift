@@ -75,6 +75,7 @@ struct ServeCLITests {
         #expect(serve.process.terminationReason == .exit && status == 0)
         let log = ServeProcess.text(serve.stderr)
         #expect(log.contains("SIGTERM") && log.contains("1 completed"), "\(log)")
+        #expect(log.contains("GET /health 200") && log.contains("POST /v1/completions 200") && log.contains("forest, "), "one line per request: \(log)")
     }
 
     @Test("a non-loopback address without an API key is served with a warning; SIGINT stops it with exit code 0")

@@ -1,4 +1,5 @@
 import Foundation
+import RunAnywhere
 
 /// The server-sent events of a streaming completion, rendered as the generation produces them: the opening chunk
 /// (chat), a chunk per piece of text, the closing chunk with `finish_reason`, the usage chunk when asked for, and
@@ -9,12 +10,16 @@ final class CompletionEventStream: ResponseStream, @unchecked Sendable {
     private let run: GenerationRun
     private let response: CompletionResponse
     private let clientGone: @Sendable () -> Bool
+    private let ended: @Sendable (GenerationResult?) -> Void
     private var pending: [UInt8] = []
     private var offset = 0
     private var first: EventChannel.Item?
     private var finished = false
 
-    init(run: GenerationRun, response: CompletionResponse, first: EventChannel.Item, clientGone: @escaping @Sendable () -> Bool) {
+    /// - Parameter ended: told once, when the stream ends: with the result, or nil when it ended without one.
+    init(run: GenerationRun, response: CompletionResponse, first: EventChannel.Item, clientGone: @escaping @Sendable () -> Bool,
+         ended: @escaping @Sendable (GenerationResult?) -> Void) {
+        self.ended = ended
         self.run = run
         self.response = response
         self.first = first
@@ -30,6 +35,7 @@ final class CompletionEventStream: ResponseStream, @unchecked Sendable {
             guard let item = next else {
                 if clientGone() {
                     run.cancel()
+                    finish(nil)
                     return (nil, true)
                 }
                 continue
@@ -43,9 +49,11 @@ final class CompletionEventStream: ResponseStream, @unchecked Sendable {
                 if response.job.includeUsage { pending += CompletionResponse.event(response.usageChunk(r)) }
                 pending += CompletionResponse.done
                 finished = true
+                finish(r)
             case .failed(let e):
                 pending = CompletionResponse.event(e.json)
                 finished = true
+                finish(nil)
             }
         }
         let n = min(buffer.count, pending.count - offset)
@@ -58,5 +66,14 @@ final class CompletionEventStream: ResponseStream, @unchecked Sendable {
 
     func close() {
         run.cancel()
+        finish(nil)
+    }
+
+    private var reported = false
+
+    private func finish(_ result: GenerationResult?) {
+        guard !reported else { return }
+        reported = true
+        ended(result)
     }
 }

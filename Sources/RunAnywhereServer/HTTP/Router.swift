@@ -9,10 +9,12 @@ final class Router: Sendable {
     private let runner: GenerationRunner
     private let apiKey: [UInt8]?
     private let draining = Atomic<Bool>(false)
+    private let log: (@Sendable (String) -> Void)?
     /// How often a waiting request looks at its client.
     static let pollInterval: TimeInterval = 0.05
 
-    init(sdk: RunAnywhereSDK, runner: GenerationRunner, apiKey: String?) {
+    init(sdk: RunAnywhereSDK, runner: GenerationRunner, apiKey: String?, log: (@Sendable (String) -> Void)?) {
+        self.log = log
         self.sdk = sdk
         self.runner = runner
         self.apiKey = apiKey.map { Array($0.utf8) }
@@ -21,8 +23,20 @@ final class Router: Sendable {
     /// From now on, requests get 503 (the server is shutting down).
     func drain() { draining.store(true, ordering: .sequentiallyConsistent) }
 
-    /// The answer to `request`.
+    /// The answer to `request`, logged (one line per request: method, path, status, seconds, and for a completion
+    /// its model and tokens; a stream's line comes when it ends).
     func respond(_ request: HTTPRequest) -> HTTPResponse {
+        let started = ContinuousClock.now
+        let line = { @Sendable (status: Int, note: String) in
+            let seconds = (ContinuousClock.now - started) / .seconds(1)
+            self.log?("\(request.method) \(RequestParser.path(request.path)) \(status) \(String(format: "%.2f", seconds)) s\(note)")
+        }
+        let response = answer(request, log: line)
+        if case .full(let status, _, _) = response, status != 200 || !request.path.contains("completions") { line(status, "") }
+        return response
+    }
+
+    private func answer(_ request: HTTPRequest, log line: @escaping @Sendable (Int, String) -> Void) -> HTTPResponse {
         let path = RequestParser.path(request.path)
         if draining.load(ordering: .sequentiallyConsistent) {
             return .error(.shuttingDown)
@@ -44,7 +58,7 @@ final class Router: Sendable {
             }
             return .json(200, Self.describe(model))
         case .success(.generate(let job)):
-            return generate(job, request: request)
+            return generate(job, request: request, log: line)
         }
     }
 
@@ -64,7 +78,7 @@ final class Router: Sendable {
         return difference == 0
     }
 
-    private func generate(_ job: CompletionJob, request: HTTPRequest) -> HTTPResponse {
+    private func generate(_ job: CompletionJob, request: HTTPRequest, log line: @escaping @Sendable (Int, String) -> Void) -> HTTPResponse {
         let run = runner.start(job)
         let response = CompletionResponse(job: job)
         // Wait for the whole result, or (streaming) for the first text: until then a failure still has its status.
@@ -80,14 +94,22 @@ final class Router: Sendable {
             case .failed(let e):
                 return .error(e)
             case .completed(let r) where !job.stream:
+                line(200, Self.note(r))
                 return .json(200, response.full(r))
             case .text where !job.stream:
                 continue
             case .text, .completed:
-                let stream = CompletionEventStream(run: run, response: response, first: item, clientGone: request.clientGone)
+                let stream = CompletionEventStream(run: run, response: response, first: item, clientGone: request.clientGone) { result in
+                    line(200, result.map(Self.note) ?? " \(job.model), stream ended early")
+                }
                 return .stream(headers: [("Content-Type", "text/event-stream"), ("Cache-Control", "no-cache")], body: stream)
             }
         }
+    }
+
+    /// What a log line says of a completion: model, prompt + generated tokens, why it stopped.
+    static func note(_ r: GenerationResult) -> String {
+        " \(r.modelId), \(r.promptTokens)+\(r.outputTokens) tokens, \(r.finishReason.rawValue)"
     }
 
     /// The models this server answers for: language and vision models on disk.

@@ -209,11 +209,15 @@ def main():
     args = ap.parse_args()
     stall_timeout = 60
 
+    # The server logs a line per request: into a file, never a pipe nobody reads during the load.
+    log_path = os.path.join(os.path.dirname(os.path.abspath(args.out)), "..", "work", "serve", "server.log")
+    os.makedirs(os.path.dirname(log_path), exist_ok=True)
+    log_file = open(log_path, "w")
     server = subprocess.Popen([args.binary, "serve", "--port", "0", "--queue-depth", "16"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, stderr=log_file, text=True)
     url = server.stdout.readline().strip()
     if not url.startswith("http://"):
-        sys.exit(f"serve did not start: {server.stderr.read()}")
+        sys.exit(f"serve did not start: {open(log_path).read()}")
     base = url + "/v1"
     rss_start = rss_mib(server.pid)
 
@@ -242,7 +246,9 @@ def main():
     except subprocess.TimeoutExpired:
         server.kill()
         code = "did not exit within 30 s of SIGTERM"
-    log = server.stderr.read().strip().splitlines()
+    log_file.close()
+    log = open(log_path).read().strip().splitlines()
+    logged = sum(1 for line in log if line.startswith("POST /v1/chat/completions "))
     verdict_ok = not failures and code == 0
 
     lines = [
@@ -268,7 +274,7 @@ def main():
         "",
         f"Verdict: {'every request completed or got a typed error, none stalled, clean exit.' if verdict_ok else 'FAILED.'}",
         "",
-        "Server's last words:",
+        f"The server logged {logged} chat completion requests (one line each, in bench/work/serve/server.log). Its last words:",
         "",
         "```",
         *log[-3:],

@@ -107,6 +107,9 @@ public final class OpenAIServer: Sendable {
     /// Completions running or waiting for their turn.
     public var inFlight: Int { runner.inFlight }
 
+    /// Completions waiting for their model's turn (the others in flight are running or loading their model).
+    public var waiting: Int { runner.waiting }
+
     /// Shuts down: stops accepting connections, answers new requests on open ones with 503, lets in-flight requests
     /// finish for up to `grace`, then cancels those left, and closes every connection.
     public func stop(grace: Duration = .seconds(10)) async {

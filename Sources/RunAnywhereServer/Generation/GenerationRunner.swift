@@ -42,6 +42,9 @@ final class GenerationRunner: Sendable {
     /// Completions accepted and not finished (running or waiting for their turn).
     var inFlight: Int { active.withLock { $0.count } }
 
+    /// Completions waiting for their model's turn.
+    var waiting: Int { queue.waitingTotal.load(ordering: .sequentiallyConsistent) }
+
     /// Starts `job`: its events arrive on the returned run's channel, ending with `.completed` or `.failed`.
     func start(_ job: CompletionJob) -> GenerationRun {
         let run = GenerationRun(job: job)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Requests to one model, served one at a time in arrival order; at most `depth` wait behind the one running,
 /// and one more is refused (429) instead of waiting. Different models run side by side.
@@ -12,6 +13,8 @@ actor RequestQueue {
     struct Full: Error {}
 
     private let depth: Int
+    /// Requests waiting, all models together (readable without awaiting the actor).
+    let waitingTotal = Atomic<Int>(0)
     private var lines: [String: Line] = [:]
     private var nextTicket: UInt64 = 0
 
@@ -40,6 +43,7 @@ actor RequestQueue {
                     return
                 }
                 lines[model, default: Line()].waiters.append((ticket, continuation))
+                waitingTotal.add(1, ordering: .sequentiallyConsistent)
             }
         } onCancel: {
             Task { await self.withdraw(model, ticket: ticket) }
@@ -53,6 +57,7 @@ actor RequestQueue {
             lines[model] = nil
         } else {
             line.waiters.removeFirst().continuation.resume()
+            waitingTotal.subtract(1, ordering: .sequentiallyConsistent)
             lines[model] = line
         }
     }
@@ -63,6 +68,7 @@ actor RequestQueue {
     private func withdraw(_ model: String, ticket: UInt64) {
         guard var line = lines[model], let i = line.waiters.firstIndex(where: { $0.ticket == ticket }) else { return }
         line.waiters.remove(at: i).continuation.resume(throwing: CancellationError())
+        waitingTotal.subtract(1, ordering: .sequentiallyConsistent)
         lines[model] = line
     }
 }

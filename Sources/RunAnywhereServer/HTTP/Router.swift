@@ -48,7 +48,7 @@ final class Router: Sendable {
         case .failure(let e):
             return .error(e, path: path)
         case .success(.health):
-            return .json(200, ["status": "ok", "in_flight": .int(Int64(runner.inFlight))])
+            return .json(200, ["status": "ok", "in_flight": .int(Int64(runner.inFlight)), "waiting": .int(Int64(runner.waiting))])
         case .success(.listModels):
             let models = blocking { [sdk] in await Self.servedModels(sdk) }
             return .json(200, ["object": "list", "data": .array(models.map(Self.describe))])

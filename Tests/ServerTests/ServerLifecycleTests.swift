@@ -91,6 +91,22 @@ struct ServerLifecycleTests {
         }
     }
 
+    @Test("different models run side by side: a short request to one is not queued behind a long one to another")
+    func modelsSideBySide() async throws {
+        try await withServer(pace: 0.05) { f in
+            #expect(await f.sdk.models.state().loaded.isEmpty)
+            let long = Task { try await Curl.post(f.url("/v1/completions"), json: Self.long, maxTime: 2) }
+            #expect(await Self.eventually { (f.paced?.piecesProduced ?? 0) > 0 })
+            let started = Date()
+            let other = try await Curl.post(f.url("/v1/chat/completions"), json: ["model": "demo-chat", "max_tokens": 2,
+                                                                                  "messages": [["role": "user", "content": "Once"]]], maxTime: 20)
+            #expect(other.status == 200 && Date().timeIntervalSince(started) < 1.8, "answered while the other model generates")
+            _ = try await long.value
+            // Both loaded on demand, and still resident after their requests.
+            #expect(await Set(f.sdk.models.state().loaded.map(\.id)) == ["demo-forest", "demo-chat"])
+        }
+    }
+
     @Test("stop lets a request in flight finish its stream, then refuses connections")
     func gracefulStop() async throws {
         try await withServer(pace: 0.05) { f in

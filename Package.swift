@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RunAnywhere", targets: ["RunAnywhere"]),
         .library(name: "RunAnywhereSherpa", targets: ["RunAnywhereSherpa"]),
         .library(name: "RunAnywhereLlamaCpp", targets: ["RunAnywhereLlamaCpp"]),
+        .library(name: "RunAnywhereServer", targets: ["RunAnywhereServer"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -25,6 +26,7 @@ let package = Package(
         .systemLibrary(name: "CArchive", pkgConfig: "libarchive", providers: [.apt(["libarchive-dev"])]),
         .systemLibrary(name: "CPNG", pkgConfig: "libpng", providers: [.apt(["libpng-dev"])]),
         .systemLibrary(name: "CJPEG", pkgConfig: "libjpeg", providers: [.apt(["libjpeg62-turbo-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
 
         // PNG/JPEG decoding in C (both libraries report errors by longjmp, which Swift cannot catch).
         .target(name: "CImageCodecs", dependencies: ["CPNG", "CJPEG"], cSettings: optimisedC),
@@ -64,6 +66,9 @@ let package = Package(
         // What apps import: the core with the default backends registered.
         .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereLlamaCpp", "RunAnywhereSherpa"]),
 
+        // The OpenAI-compatible HTTP server (`runanywhere serve`) on libmicrohttpd, generating through the SDK.
+        .target(name: "RunAnywhereServer", dependencies: ["RunAnywhere", "CMicroHTTPD"]),
+
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
             name: "RunAnywhereTestSupport",
@@ -72,7 +77,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereServer", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -114,5 +119,6 @@ let package = Package(
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
+        .testTarget(name: "ServerTests", dependencies: ["RunAnywhereServer", "RunAnywhere", "RunAnywhereCore", "RunAnywhereNative", "RunAnywhereTestSupport"]),
     ]
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what the package needs to build on Debian/Ubuntu: the C libraries behind the
-# CCurl, CCrypto, CArchive, CPNG and CJPEG modules, and pkg-config. Safe to run again: installs only what is missing.
+# CCurl, CCrypto, CArchive, CPNG, CJPEG and CMicroHTTPD modules, and pkg-config. Safe to run again: installs only what is missing.
 set -euo pipefail
 
 need=()
@@ -11,6 +11,7 @@ have_pc libcrypto || need+=(libssl-dev)
 have_pc libarchive || need+=(libarchive-dev)
 have_pc libpng || need+=(libpng-dev)
 have_pc libjpeg || need+=(libjpeg62-turbo-dev)
+have_pc libmicrohttpd || need+=(libmicrohttpd-dev)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "bootstrap: installing ${need[*]}" >&2

@@ -5,7 +5,8 @@ import RunAnywhere
 @main
 struct CLI {
     static let commands: [any Command.Type] = [
-        ModelsCommand.self, RunCommand.self, TranscribeCommand.self, ChatCommand.self, PsCommand.self, BenchCommand.self, DemoCommand.self,
+        ModelsCommand.self, RunCommand.self, TranscribeCommand.self, ChatCommand.self, ServeCommand.self, PsCommand.self, BenchCommand.self,
+        DemoCommand.self,
     ]
 
     static func main() async {

@@ -71,7 +71,7 @@ struct CLITests {
         #expect(v.status == 0 && v.stdout.contains(RunAnywhere.version))
         let h = try cli.run("--help")
         #expect(h.status == 0 && h.stdout.contains("Exit codes"))
-        for command in [["models", "list"], ["models", "info"], ["models", "pull"], ["models", "register"], ["models", "rm"], ["models", "refresh"], ["run"], ["chat"], ["ps"], ["bench"], ["demo"]] {
+        for command in [["models", "list"], ["models", "info"], ["models", "pull"], ["models", "register"], ["models", "rm"], ["models", "refresh"], ["run"], ["chat"], ["serve"], ["ps"], ["bench"], ["demo"]] {
             let r = try cli.run(command[0], command.count > 1 ? command[1] : "--help", "--help")
             #expect(r.status == 0 && r.stdout.contains("Usage:"), "\(command): \(r.stderr)")
         }

@@ -17,7 +17,7 @@ enum ModelsListCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["category", "framework", "search"], flags: ["downloaded", "json"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         guard args.positionals.isEmpty else { throw UsageError("models list takes no arguments (got '\(args.positionals[0])')") }
         var filter = ModelFilter(search: args.option("search"))
         if let c = args.option("category") {
@@ -31,11 +31,11 @@ enum ModelsListCommand: Command {
         if args.flag("downloaded") { filter.downloadedOnly = true }
         let models = try await RunAnywhere.models.list(filter: filter)
         if args.flag("json") {
-            try Output.json(models)
+            try Output.json(models.map { ModelJSON($0) })
         } else if models.isEmpty {
-            print("No models match.")
+            Output.out("No models match.")
         } else {
-            print(Output.table(ModelText.header, models.map(ModelText.row)))
+            Output.out(Output.table(ModelText.header, models.map(ModelText.row)))
         }
         return ExitCode.ok
     }

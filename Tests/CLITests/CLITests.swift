@@ -26,7 +26,7 @@ struct CLI {
         try run(arguments, root: root)
     }
 
-    func run(_ arguments: [String], root: String? = nil) throws -> Output {
+    func run(_ arguments: [String], root: String? = nil, environment extra: [String: String] = [:], stdin: String? = nil) throws -> Output {
         guard let binary = Self.binary else { throw CocoaError(.fileNoSuchFile) }
         let process = Process()
         process.executableURL = binary
@@ -35,12 +35,17 @@ struct CLI {
                            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"]
         // Where llama.cpp is, when the tests were told (else the binary finds the project-local install, if any).
         environment["RUNANYWHERE_LLAMACPP_LIB"] = ProcessInfo.processInfo.environment["RUNANYWHERE_LLAMACPP_LIB"]
-        process.environment = environment
+        process.environment = environment.merging(extra) { _, b in b }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
-        process.standardInput = FileHandle.nullDevice
+        let input = Pipe()
+        process.standardInput = stdin == nil ? FileHandle.nullDevice : input
         try process.run()
+        if let stdin {
+            input.fileHandleForWriting.write(Data(stdin.utf8))
+            try? input.fileHandleForWriting.close()
+        }
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()

@@ -54,7 +54,7 @@ enum FileSystem {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
-            throw RunAnywhereError(.storageFailure, "Cannot create folder \(url.path): \(error.localizedDescription)")
+            throw RunAnywhereError(.storageFailure, "Cannot create folder \(url.path): \(ErrorWords.folderProblem(url) ?? ErrorWords.describe(error)).")
         }
     }
 

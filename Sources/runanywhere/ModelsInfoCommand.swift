@@ -7,13 +7,19 @@ enum ModelsInfoCommand: Command {
     static let summary = "Show everything known of one model"
     static let help = """
         Usage: runanywhere models info ID [--json]
+
+        A model not downloaded whose size is unknown gets it from its server (when online, within 5 s); it is kept.
         """
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, flags: ["json"])
         if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let id = try args.positional(0, "model id (see `runanywhere models list`)")
-        guard let m = await RunAnywhere.models.get(id: id) else { throw RunAnywhereError.modelNotFound(id) }
+        guard var m = await RunAnywhere.models.get(id: id) else { throw RunAnywhereError.modelNotFound(id) }
+        if !m.isDownloaded, m.downloadSize == nil, await !RunAnywhere.models.learnDownloadSizes(ids: [m.id]).isEmpty {
+            // Asked the server (when online) for the size, and kept it.
+            m = await RunAnywhere.models.get(id: id) ?? m
+        }
         let partial = await RunAnywhere.models.resumableBytes(id: m.id)
         if args.flag("json") {
             try Output.json(ModelJSON(m, partialBytes: partial))

@@ -36,6 +36,9 @@ enum ModelsListCommand: Command {
             Output.out("No models match.")
         } else {
             Output.out(Output.table(ModelText.header, models.map(ModelText.row)))
+            if models.contains(where: { $0.downloadSize == nil && !$0.isDownloaded }) {
+                Output.stderr("(SIZE unknown: `runanywhere models refresh --remote` or `models info ID` asks the servers when online.)")
+            }
         }
         return ExitCode.ok
     }

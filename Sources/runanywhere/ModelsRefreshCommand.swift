@@ -8,7 +8,8 @@ enum ModelsRefreshCommand: Command {
     static let help = """
         Usage: runanywhere models refresh [--remote] [--prune] [--no-rescan]
 
-          --remote      also fetch the remote catalog (RUNANYWHERE_CATALOG_URL)
+          --remote      also fetch the remote catalog (RUNANYWHERE_CATALOG_URL) and ask the servers the download
+                        sizes that are not known yet (kept; `models list` shows them)
           --prune       drop registry entries whose files are gone
           --no-rescan   do not re-read the disk
 
@@ -21,7 +22,11 @@ enum ModelsRefreshCommand: Command {
         if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let r = await RunAnywhere.models.refresh(rescanLocal: !args.flag("no-rescan"), includeRemoteCatalog: args.flag("remote"), pruneOrphans: args.flag("prune"))
         Output.out("\(r.modelCount) models, \(r.downloadedCount) downloaded.")
-        if args.flag("remote") { Output.out("Remote catalog: \(r.remoteModels) models.") }
+        if args.flag("remote") {
+            Output.out("Remote catalog: \(r.remoteModels) models.")
+            let sizes = await RunAnywhere.models.learnDownloadSizes()
+            if !sizes.isEmpty { Output.out("Learnt the download size of \(sizes.count) model\(sizes.count == 1 ? "" : "s"): \(sizes.keys.sorted().joined(separator: ", ")).") }
+        }
         if !r.recovered.isEmpty { Output.out("Rebuilt manifests: \(r.recovered.joined(separator: ", ")).") }
         if !r.removedStrayFiles.isEmpty { Output.out("Removed stray files: \(r.removedStrayFiles.joined(separator: ", ")).") }
         if !r.pruned.isEmpty { Output.out("Pruned: \(r.pruned.joined(separator: ", ")).") }

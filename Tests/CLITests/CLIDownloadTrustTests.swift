@@ -124,6 +124,33 @@ struct CLIDownloadTrustTests {
     }
 }
 
+extension CLIDownloadTrustTests {
+    @Test("sizes unknown before a download are learnt from the server (models info, refresh --remote) and kept for models list")
+    func sizesLearnt() throws {
+        let cli = try CLI(); defer { cli.home.remove() }
+        let mirror = try ModelMirror(); defer { mirror.stop() }
+        let body = Data(noise(48_000, seed: 4))
+        let url = mirror.publish("sized.bin", data: body)
+        _ = try cli.run("models", "register", url.absoluteString, "--id", "sized")
+        func listed(_ id: String) throws -> [String: Any]? {
+            (cli.json(try cli.run("models", "list", "--json")) as? [[String: Any]])?.first { $0["id"] as? String == id }
+        }
+        #expect(try listed("sized")?["downloadSize"] == nil)
+        #expect(try cli.run("models", "list").stderr.contains("SIZE unknown"))
+        let info = try #require(cli.json(try cli.run("models", "info", "sized", "--json")) as? [String: Any])
+        #expect(info["downloadSize"] as? Int == body.count)
+        #expect(try listed("sized")?["downloadSize"] as? Int == body.count, "kept in the manifest")
+        // A remote catalog's model of unknown size gets it at refresh --remote.
+        let gguf = DemoModel.gguf(.forest).data()
+        let catalog = #"{"version": 1, "models": [{"id": "far", "name": "Far", "category": "language", "framework": "llamaCpp", "files": [{"url": "\#(mirror.publish("far.gguf", data: gguf).absoluteString)", "fileName": "far.gguf"}]}]}"#
+        let catalogURL = mirror.publish("catalog.json", data: Data(catalog.utf8)).absoluteString
+        let refresh = try cli.run(["models", "refresh", "--remote"], environment: ["RUNANYWHERE_CATALOG_URL": catalogURL])
+        #expect(refresh.status == 0 && refresh.stdout.contains("Learnt the download size of 1 model: far."), "\(refresh.stdout)\(refresh.stderr)")
+        #expect(try listed("far")?["downloadSize"] as? Int == gguf.count)
+        #expect(try cli.run("models", "pull", "far").status == 0)
+    }
+}
+
 /// Small file probes for the CLI tests.
 enum FileSystemProbe {
     static func size(_ path: String) -> Int? {

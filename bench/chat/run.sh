@@ -8,7 +8,8 @@
 # Serves the model from 127.0.0.1 (python3 -m http.server), registers and pulls it into a temporary
 # RUNANYWHERE_HOME, then pipes 10 messages into `runanywhere chat` (temperature 0, 24 tokens a reply) REPS
 # times. Prints, per turn, the median over REPS of the prompt tokens, of those read from the KV cache, and
-# of the prompt seconds (the "[… prompt N tokens (U already read) at R tok/s …]" line on stderr: N / R).
+# of the prompt seconds (the "[… prompt N tokens (U already read) at R tok/s …]" line on stderr: N / R); then
+# the time to read a prompt as long as turn 10's from scratch, as every turn would without the kept cache.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 model="${1:-/work/cache/real/SmolLM2-135M-Instruct.Q4_1.gguf}"
@@ -34,8 +35,13 @@ for rep in $(seq 1 "$reps"); do
   printf '%s\n' "${messages[@]}" /exit | "$cli" chat benchchat --temperature 0 --max-tokens 24 --threads 2 \
       --context-length 2048 2>"$work/err.$rep" >/dev/null
 done
+# The same turn-10 prompt length read from scratch (what every turn would cost without the kept KV cache): the
+# median prompt speed of `runanywhere bench` over REPS runs of a prompt that long.
+turn10=$(grep -o 'prompt [0-9]* tokens' "$work/err.1" | sed -n 10p | grep -o '[0-9]*')
+"$cli" bench benchchat --backend native --prompt-tokens "$turn10" --gen-tokens 1 --reps "$reps" --threads 2 \
+    --context-length 2048 --json >"$work/scratch.json"
 python3 - "$work" "$reps" <<'PY'
-import re, statistics, sys
+import json, re, statistics, sys
 work, reps = sys.argv[1], int(sys.argv[2])
 runs = []
 for rep in range(1, reps + 1):
@@ -48,4 +54,9 @@ print("|---:|---:|---:|---:|")
 for t in range(min(len(r) for r in runs)):
     med = lambda i: statistics.median(r[t][i] for r in runs)
     print(f"| {t + 1} | {med(0):.0f} | {med(1):.0f} | {med(2):.4f} |")
+row = json.load(open(f"{work}/scratch.json"))[0]
+n, speed = row["promptTokens"], row["promptTokensPerSecond"]
+turn10 = statistics.median(r[9][0] for r in runs)
+print(f"\nfrom scratch: a {n}-token prompt at {speed:.1f} tok/s (`runanywhere bench`, median of {reps}),"
+      f" so turn 10's {turn10:.0f} tokens would take {turn10 / speed:.4f} s")
 PY

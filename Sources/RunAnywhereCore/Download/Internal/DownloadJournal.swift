@@ -50,8 +50,9 @@ package struct DownloadJournal: Codable, Sendable, Hashable {
             throw TransferError.permanent(DownloadAttempt.lostFiles(url.deletingPathExtension().lastPathComponent))
         }
         do {
-            // Mode 0600, as the manifest: the URL may carry a secret in its query string.
-            try FileSystem.writeAtomically(try encoder.encode(self), to: url, mode: 0o600)
+            // Mode 0600, as the manifest: the URL may carry a secret in its query string. Not flushed: a journal lost
+            // in a crash leaves the older one, which claims fewer bytes (safe), and checkpoints come every few MiB.
+            try FileSystem.writeAtomically(try encoder.encode(self), to: url, mode: 0o600, durable: false)
         } catch let error as RunAnywhereError {
             throw RunAnywhereError(error.code, "Cannot write the download journal \(url.path): \(error.message)")
         } catch {

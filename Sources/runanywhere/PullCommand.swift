@@ -43,12 +43,13 @@ enum PullCommand: Command {
     static func pull(id: String, quiet: Bool) async throws {
         let resumable = await RunAnywhere.models.isResumable(id: id)
         let bar = ProgressBar(label: id, enabled: !quiet)
+        let learntSize = await RunAnywhere.models.get(id: id)?.downloadSize  // shown until the server says
         if resumable && !quiet { Output.stderr("Resuming \(id) from the bytes already on disk.") }
         let task = Task {
             for try await event in try await RunAnywhere.models.download(id: id) {
                 switch event {
                 case .started(let total, let files, let resumed):
-                    bar.start(totalBytes: total, files: files, resumed: resumed)
+                    bar.start(totalBytes: total ?? learntSize, files: files, resumed: resumed)
                 case .progress(let p):
                     bar.update(p)
                 case .verifying(let name):

@@ -46,7 +46,7 @@ final class LlamaCppModel: TextGenerationModel, @unchecked Sendable {
                                       stop: o.stopSequences, shouldContinue: shouldContinue, onText: onText)
             return BackendGenerationStats(promptTokens: r.promptTokens, outputTokens: r.tokens.count, promptSeconds: r.promptSeconds,
                                           decodeSeconds: r.decodeSeconds, finishReason: .init(rawValue: r.finishReason.rawValue) ?? .maxTokens,
-                                          droppedHistoryTurns: dropped)
+                                          droppedHistoryTurns: dropped, reusedPromptTokens: r.promptTokens - r.evaluatedPromptTokens)
         } catch let error as LlamaCppFailure {
             throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' in llama.cpp failed: \(error).", modelId: modelId)
         }

@@ -139,7 +139,8 @@ final class NativeModel: TextGenerationModel, @unchecked Sendable {
                                              shouldContinue: shouldContinue, onText: onText)
             return BackendGenerationStats(promptTokens: stats.promptTokens, outputTokens: stats.generatedTokens,
                                           promptSeconds: stats.promptSeconds, decodeSeconds: stats.decodeSeconds,
-                                          finishReason: RunAnywhereCore.FinishReason(stats.finishReason), droppedHistoryTurns: dropped)
+                                          finishReason: RunAnywhereCore.FinishReason(stats.finishReason), droppedHistoryTurns: dropped,
+                                          reusedPromptTokens: stats.promptTokens - stats.evaluatedPromptTokens)
         } catch let error as GGUFError {
             throw RunAnywhereError(.generationFailed, "Generation with '\(modelId)' failed: \(error.message).", modelId: modelId)
         }

@@ -41,21 +41,20 @@ enum BenchCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["backend", "prompt-tokens", "gen-tokens", "reps", "context-length", "threads"], flags: ["json"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let id = try args.positional(0, "model id")
         let choice = args.option("backend") ?? "both"
         let backends: [BackendID]
         switch choice {
         case "both": backends = [.native, .llamaCpp]
         default:
-            guard let b = BackendID(rawValue: choice), b != .onnx else { throw UsageError("--backend must be native, llamaCpp or both (got '\(choice)')") }
-            backends = [b]
+            backends = [try RunCommand.backendID(choice)]
         }
         let promptTokens = try args.int("prompt-tokens", in: 1...100_000) ?? 128
         let genTokens = try args.int("gen-tokens", in: 1...100_000) ?? 64
         let reps = try args.int("reps", in: 1...100) ?? 3
         let context = try args.int("context-length", in: 16...10_000_000) ?? max(512, promptTokens + genTokens + 16)
-        let threads = try args.int("threads", in: 1...1024)
+        let threads = try args.int("threads", in: LoadOptions.threadRange)
         guard let model = await RunAnywhere.models.get(id: id) else { throw RunAnywhereError.modelNotFound(id) }
         guard model.isDownloaded else {
             throw RunAnywhereError(.modelNotDownloaded, "Model '\(id)' is not downloaded; run `runanywhere models pull \(id)` first.", modelId: id)
@@ -73,7 +72,7 @@ enum BenchCommand: Command {
         if args.flag("json") {
             try Output.json(rows)
         } else {
-            print(render(rows, model: id))
+            Output.out(render(rows, model: id))
         }
         return ExitCode.ok
     }

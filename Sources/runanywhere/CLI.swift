@@ -17,15 +17,15 @@ struct CLI {
 
     static func run(_ args: inout [String]) async -> Int32 {
         guard let first = args.first else {
-            print(usage)
+            Output.out(usage)
             return ExitCode.usage
         }
         switch first {
         case "--help", "-h", "help":
-            print(usage)
+            Output.out(usage)
             return ExitCode.ok
         case "--version", "-V":
-            print("runanywhere \(RunAnywhere.version)")
+            Output.out("runanywhere \(RunAnywhere.version)")
             return ExitCode.ok
         default:
             break

@@ -20,7 +20,7 @@ enum DemoCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["model"], flags: ["keep"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         if let id = args.option("model") {
             return try await catalogTour(id: id, keep: args.flag("keep"))
         }
@@ -88,7 +88,7 @@ enum DemoCommand: Command {
         say("text:   \(prompt)\(text.text)")
 
         step(7, "What is resident right now")
-        print(indent(PsCommandRenderer.render(await sdk.models.state(), root: root)))
+        Output.out(indent(PsCommandRenderer.render(await sdk.models.state(), root: root)))
 
         step(8, "Unload everything and delete both models")
         try await sdk.models.unloadAll()
@@ -99,8 +99,8 @@ enum DemoCommand: Command {
         let requests = mirror.server.requests.filter { $0.method == "GET" }
         say("the mirror served \(requests.count) requests; \(requests.filter { $0.header("Range") != nil }.count) of them resumed with a Range header")
 
-        print("\nDone in \(String(format: "%.1f", Date().timeIntervalSince(started))) s. The temporary storage root is removed; your own models were not touched.")
-        print("Next: runanywhere models list · runanywhere run qwen3-0.6b \"Tell me a story\" (online) · runanywhere --help")
+        Output.out("\nDone in \(String(format: "%.1f", Date().timeIntervalSince(started))) s. The temporary storage root is removed; your own models were not touched.")
+        Output.out("Next: runanywhere models list · runanywhere run qwen3-0.6b \"Tell me a story\" (online) · runanywhere --help")
         return ExitCode.ok
     }
 
@@ -158,7 +158,7 @@ enum DemoCommand: Command {
         step(5, "Unload\(keep ? "" : " and delete")")
         try await sdk.models.unload(id: id)
         if !keep { try await sdk.models.delete(id: id) }
-        print(PsCommandRenderer.render(await sdk.models.state(), root: sdk.models.storageRoot))
+        Output.out(PsCommandRenderer.render(await sdk.models.state(), root: sdk.models.storageRoot))
         return ExitCode.ok
     }
 
@@ -171,10 +171,10 @@ enum DemoCommand: Command {
 
     static func step(_ n: Int, _ title: String) {
         let text = "\n[\(n)] \(title)"
-        print(Output.useColor ? "\u{1B}[1m\(text)\u{1B}[0m" : text)
+        Output.out(Output.useColor ? "\u{1B}[1m\(text)\u{1B}[0m" : text)
     }
 
-    static func say(_ text: String) { print("    " + text) }
+    static func say(_ text: String) { Output.out("    " + text) }
 
     static func indent(_ text: String) -> String {
         text.split(separator: "\n", omittingEmptySubsequences: false).map { "    " + $0 }.joined(separator: "\n")

@@ -24,11 +24,11 @@ enum ModelsCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         guard let first = arguments.first else {
-            print(help)
+            Output.out(help)
             return ExitCode.usage
         }
         if first == "--help" || first == "-h" {
-            print(help)
+            Output.out(help)
             return ExitCode.ok
         }
         guard let sub = subcommands.first(where: { $0.name == first }) else {

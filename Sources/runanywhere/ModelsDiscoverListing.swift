@@ -23,16 +23,16 @@ enum ModelsDiscoverListing {
             Output.stderr("skipped \(skipped.path.path): \(skipped.reason)")
         }
         guard !discovery.models.isEmpty else {
-            print("No GGUF model files found in the Hugging Face cache or Ollama's store.")
+            Output.out("No GGUF model files found in the Hugging Face cache or Ollama's store.")
             return ExitCode.ok
         }
         let rows = discovery.models.map { m in
             [m.source == .huggingFace ? "huggingface" : "ollama", m.importedAs ?? m.suggestedId, ModelText.size(m.sizeBytes),
              m.importedAs == nil ? "no" : "yes", m.catalogModelId.map { "catalog " + $0 } ?? "-", m.name, m.referencePath.path]
         }
-        print(Output.table(["SOURCE", "ID", "SIZE", "IMPORTED", "MATCHES", "NAME", "PATH"], rows))
+        Output.out(Output.table(["SOURCE", "ID", "SIZE", "IMPORTED", "MATCHES", "NAME", "PATH"], rows))
         if discovery.models.contains(where: { $0.importedAs == nil }) {
-            print("\nImport one with `runanywhere models import PATH [--id ID]` (hard link, else symbolic link; nothing is downloaded).")
+            Output.out("\nImport one with `runanywhere models import PATH [--id ID]` (hard link, else symbolic link; nothing is downloaded).")
         }
         return ExitCode.ok
     }

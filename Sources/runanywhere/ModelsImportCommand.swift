@@ -33,7 +33,7 @@ enum ModelsImportCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["id"], flags: ["copy", "symlink", "quiet", "json"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let path = try args.positional(0, "PATH of a .gguf file")
         guard args.positionals.count == 1 else { throw UsageError("models import takes one PATH (got \(args.positionals.count))") }
         if args.flag("copy") && args.flag("symlink") { throw UsageError("--copy and --symlink exclude each other") }
@@ -61,7 +61,7 @@ enum ModelsImportCommand: Command {
         if args.flag("json") {
             try Output.json(imported)
         } else {
-            print(describe(imported))
+            Output.out(describe(imported))
         }
         return ExitCode.ok
     }

@@ -19,7 +19,7 @@ enum ModelsListCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["category", "framework", "search"], flags: ["downloaded", "json", "discover"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         guard args.positionals.isEmpty else { throw UsageError("models list takes no arguments (got '\(args.positionals[0])')") }
         if args.flag("discover") {
             if args.flag("downloaded") || ["category", "framework", "search"].contains(where: { args.option($0) != nil }) {
@@ -39,11 +39,14 @@ enum ModelsListCommand: Command {
         if args.flag("downloaded") { filter.downloadedOnly = true }
         let models = try await RunAnywhere.models.list(filter: filter)
         if args.flag("json") {
-            try Output.json(models)
+            try Output.json(models.map { ModelJSON($0) })
         } else if models.isEmpty {
-            print("No models match.")
+            Output.out("No models match.")
         } else {
-            print(Output.table(ModelText.header, models.map(ModelText.row)))
+            Output.out(Output.table(ModelText.header, models.map(ModelText.row)))
+            if models.contains(where: { $0.downloadSize == nil && !$0.isDownloaded }) {
+                Output.stderr("(SIZE unknown: `runanywhere models refresh --remote` or `models info ID` asks the servers when online.)")
+            }
         }
         return ExitCode.ok
     }

@@ -7,10 +7,11 @@ enum ModelsRegisterCommand: Command {
     static let summary = "Register a model by URL (a GGUF file or an archive)"
     static let help = """
         Usage: runanywhere models register URL [--id ID] [--name NAME] [--sha256 HEX] [--size BYTES]
-                                              [--modality M] [--framework F] [--json]
+                                              [--modality M] [--framework F] [--json] [--force]
                                               [--archive] [--root-dir DIR] [--expected-file NAME]... [--primary-file NAME]
 
-        Without --id a stable id is derived from the URL's file name.
+        Without --id a stable id is derived from the URL's file name. Ids are case-insensitive and stored in
+        lower case. An id whose model is downloaded from another URL is refused; --force deletes its files first.
         An archive URL (.tar.gz, .tar.bz2, .tar.xz, .tar, .zip) is registered as an archive model; --archive
         says so explicitly. --root-dir names the archive's top folder whose contents become the model folder,
         --expected-file (repeatable) a file that must be there after unpacking, --primary-file the main one.
@@ -26,8 +27,8 @@ enum ModelsRegisterCommand: Command {
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["id", "name", "sha256", "size", "category", "modality", "framework",
                                                       "root-dir", "expected-file", "primary-file"],
-                                 flags: ["json", "archive"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+                                 flags: ["json", "archive", "force"])
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let url = try args.positional(0, "URL")
         let category = try (args.option("modality") ?? args.option("category")).map(parseCategory) ?? .language
         let framework = try args.option("framework").map { f in
@@ -39,6 +40,11 @@ enum ModelsRegisterCommand: Command {
         let size = try args.int("size").map(Int64.init)
         let name = args.option("name") ?? URL(string: url)?.lastPathComponent ?? url
         let archiveOptions = ["root-dir", "expected-file", "primary-file"].filter { args.option($0) != nil }
+        if args.flag("force"), let id = args.option("id"), let old = await RunAnywhere.models.get(id: id), old.isDownloaded,
+           old.artifact.files.first?.url.absoluteString != url {
+            // --force: the downloaded files of the id's earlier registration go first, so none is stranded.
+            try await RunAnywhere.models.delete(id: id)
+        }
         let info: ModelInfo
         if args.flag("archive") || ArchiveFormat(fileName: url) != nil {
             let expected = args.values("expected-file")
@@ -51,7 +57,7 @@ enum ModelsRegisterCommand: Command {
             info = try await RunAnywhere.registerModel(id: args.option("id"), name: name, url: url, framework: framework,
                                                        modality: category, sha256: args.option("sha256"), sizeBytes: size)
         }
-        if args.flag("json") { try Output.json(info) } else { print("Registered \(info.id). Download it with `runanywhere models pull \(info.id)`.") }
+        if args.flag("json") { try Output.json(ModelJSON(info)) } else { Output.out("Registered \(info.id). Download it with `runanywhere models pull \(info.id)`.") }
         return ExitCode.ok
     }
 

@@ -15,11 +15,20 @@ enum ModelsRemoveCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments)
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         _ = try args.positional(0, "model id")
         for id in args.positionals {
+            let before = await RunAnywhere.models.get(id: id)
+            let partial = await RunAnywhere.models.resumableBytes(id: id)
             try await RunAnywhere.models.delete(id: id)
-            print("Deleted \(id).")
+            let name = before?.id ?? id
+            if before?.isDownloaded == true {
+                Output.out("Deleted \(name).")
+            } else if let partial {
+                Output.out("Deleted the partial download of \(name) (\(ByteFormatter.string(partial))).")
+            } else {
+                Output.out("\(name) was not downloaded: nothing to delete.")
+            }
         }
         return ExitCode.ok
     }

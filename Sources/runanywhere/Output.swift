@@ -47,16 +47,23 @@ enum Output {
     /// Colours only on a terminal and without NO_COLOR.
     static var useColor: Bool { stderrIsTTY && ProcessInfo.processInfo.environment["NO_COLOR"] == nil }
 
+    /// Writes to stdout: the one writer of the CLI's standard output, unbuffered, so text streamed token by
+    /// token, tables and messages reach a pipe in the order they were written.
+    static func out(_ text: String = "", terminator: String = "\n") {
+        FileHandle.standardOutput.write(Data((text + terminator).utf8))
+    }
+
     /// Writes to stderr.
     static func stderr(_ text: String, terminator: String = "\n") {
-        fflush(nil)  // keep the order of stdout and stderr lines when both go to one file
+        // Unbuffered, as stdout (``out(_:terminator:)``): lines keep their order when both go to one file, and no
+        // stdio lock is taken (fflush would wait for the lock `readLine` holds on stdin while chat waits for input).
         FileHandle.standardError.write(Data((text + terminator).utf8))
     }
 
     /// One clear error line on stderr.
     static func error(_ message: String) {
         let prefix = useColor ? "\u{1B}[31merror:\u{1B}[0m" : "error:"
-        stderr("\(prefix) \(message)")
+        stderr("\(prefix) \(Redact.text(message))")
     }
 
     /// Pretty JSON on stdout.
@@ -65,24 +72,33 @@ enum Output {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         let data = try encoder.encode(value)
-        print(String(decoding: data, as: UTF8.self))
+        out(Redact.text(String(decoding: data, as: UTF8.self)))
     }
 
     /// Runs a command body, turning errors into one stderr line and an exit code.
     static func guarded(_ body: () async throws -> Int32) async -> Int32 {
         do {
             return try await body()
-        } catch let e as UsageError {
+        } catch {
+            return report(error)
+        }
+    }
+
+    /// Prints `failure` as one stderr line in the CLI's words and returns its exit code.
+    @discardableResult
+    static func report(_ failure: any Error) -> Int32 {
+        switch failure {
+        case let e as UsageError:
             error(e.message)
             return ExitCode.usage
-        } catch let e as RunAnywhereError {
-            error(e.message)
+        case let e as RunAnywhereError:
+            error(CLIWords.message(e))
             return ExitCode.of(e.code)
-        } catch is CancellationError {
+        case is CancellationError:
             error("interrupted")
             return ExitCode.interrupted
-        } catch {
-            Output.error("\(error)")
+        default:
+            error(CLIWords.describe(failure))
             return ExitCode.failure
         }
     }

@@ -14,12 +14,12 @@ enum PsCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, flags: ["json"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let state = await RunAnywhere.models.state()
         if args.flag("json") {
             try Output.json(state)
         } else {
-            print(PsCommandRenderer.render(state, root: RunAnywhere.models.storageRoot))
+            Output.out(PsCommandRenderer.render(state, root: RunAnywhere.models.storageRoot))
         }
         return ExitCode.ok
     }

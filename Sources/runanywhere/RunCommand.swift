@@ -7,6 +7,9 @@ enum RunCommand: Command {
     static let summary = "Generate text with a model (downloading and loading it as needed)"
     static let help = """
         Usage: runanywhere run ID "PROMPT" [options]
+               runanywhere run ID [options] -- "-PROMPT STARTING WITH A DASH"
+               runanywhere run ID - [options] < prompt.txt     (- reads the prompt from standard input)
+               runanywhere run ID --prompt-file FILE [options]
 
           --image FILE         a PNG or JPEG for a vision model (repeatable; images go before the prompt)
           --max-tokens N       at most N new tokens (default 256)
@@ -16,11 +19,13 @@ enum RunCommand: Command {
           --min-p P            drop tokens below P × the most likely (default 0.05)
           --repeat-penalty R   penalise tokens among the last 64 (default 1 = off, as llama.cpp)
           --seed N             the same seed gives the same text
-          --stop TEXT          stop at TEXT (repeatable as --stop=A --stop=B is not supported; use one)
+          --stop TEXT          stop at TEXT (repeatable: --stop A --stop B stops at either)
+          --prompt-file FILE   read the prompt from FILE (- for standard input)
           --system TEXT        system prompt
           --context-length N   context window to allocate
-          --threads N          CPU threads
-          --backend B          native or llamaCpp (required: fails if that backend cannot serve the model;
+          --threads N          CPU threads (1 to 64; 4 a core on larger machines)
+          --backend B          native or llamacpp (also llama.cpp, llamaCpp; required: fails if that backend
+                               cannot serve the model or llama.cpp is not installed, saying how to install it;
                                without it the native engine serves what it supports, llama.cpp the rest)
           --raw                send the prompt as written, without the chat template
           --json               print the result as JSON instead of streaming text
@@ -40,17 +45,17 @@ enum RunCommand: Command {
             guard let seed = UInt64(s) else { throw UsageError("--seed must be a non-negative whole number, got '\(s)'") }
             o.seed = seed
         }
-        if let s = args.option("stop") { o.stopSequences = [s] }
+        let stops = args.values("stop")
+        if stops.contains(where: \.isEmpty) { throw UsageError("--stop needs some text") }
+        if !stops.isEmpty { o.stopSequences = stops }
         o.systemPrompt = args.option("system")
         o.rawPrompt = args.flag("raw")
         var load = LoadOptions()
         var custom = false
         if let c = try args.int("context-length", in: 16...10_000_000) { load.contextLength = c; custom = true }
-        if let t = try args.int("threads", in: 1...1024) { load.threads = t; custom = true }
+        if let t = try args.int("threads", in: LoadOptions.threadRange) { load.threads = t; custom = true }
         if let b = args.option("backend") {
-            guard let backend = BackendID(rawValue: b) else {
-                throw UsageError("unknown backend '\(b)'; one of: \(BackendID.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
+            let backend = try backendID(b)
             load.backendPreferences = [BackendPreference(backend: backend, required: true)]
             custom = true
         }
@@ -58,15 +63,53 @@ enum RunCommand: Command {
         return o
     }
 
-    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend", "image"]
+    /// A text-generation backend by the names people type: `native`, `llamacpp`, `llama.cpp`, `llamaCpp`, `llama-cpp`.
+    static func backendID(_ text: String) throws -> BackendID {
+        switch text.lowercased().replacingOccurrences(of: ".", with: "").replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "") {
+        case "native": return .native
+        case "llamacpp": return .llamaCpp
+        default: throw UsageError("unknown backend '\(text)'; one of: native, llamacpp (llama.cpp)")
+        }
+    }
+
+    /// The prompt: the second positional (`-` reads standard input) or `--prompt-file FILE`.
+    static func prompt(_ args: Arguments) throws -> String {
+        if let file = args.option("prompt-file") {
+            guard args.positionals.count == 1 else { throw UsageError("give the prompt either as an argument or with --prompt-file, not both") }
+            return try readPrompt(file)
+        }
+        let prompt = try args.positional(1, "prompt (or --prompt-file FILE, or - to read standard input)")
+        guard args.positionals.count == 2 else {
+            throw UsageError("too many arguments: quote the prompt (a prompt starting with '-' goes after --)")
+        }
+        return prompt == "-" ? try readPrompt("-") : prompt
+    }
+
+    /// The text of `path`, or of standard input for `-`.
+    static func readPrompt(_ path: String) throws -> String {
+        let data: Data
+        if path == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let d = FileManager.default.contents(atPath: path) else {
+                throw UsageError("cannot read the prompt file \(path): \(FileManager.default.fileExists(atPath: path) ? "permission denied" : "no such file")")
+            }
+            data = d
+        }
+        guard let text = String(data: data, encoding: .utf8) else { throw UsageError("the prompt in \(path == "-" ? "standard input" : path) is not UTF-8 text") }
+        let trimmed = text.hasSuffix("\n") ? String(text.dropLast()) : text
+        guard !trimmed.isEmpty else { throw UsageError("the prompt is empty") }
+        return trimmed
+    }
+
+    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend", "image", "prompt-file"]
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: valued, flags: ["raw", "json"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let id = try args.positional(0, "model id")
-        let prompt = try args.positional(1, "prompt")
-        guard args.positionals.count == 2 else { throw UsageError("too many arguments: quote the prompt") }
         let options = try options(args, model: id)
+        let prompt = try prompt(args)
         if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: false)
         }
@@ -93,19 +136,23 @@ enum RunCommand: Command {
         for try await event in events {
             switch event {
             case .text(let t):
-                FileHandle.standardOutput.write(Data(t.utf8))
+                Output.out(t, terminator: "")
             case .completed(let r):
                 result = r
             }
         }
-        print("")
-        guard let result else { throw RunAnywhereError(.generationFailed, "generation ended without a result") }
+        Output.out("")
+        guard let result else {
+            if Task.isCancelled { throw RunAnywhereError.cancelled("The reply") }
+            throw RunAnywhereError(.generationFailed, "generation ended without a result")
+        }
         return result
     }
 
     static func reportSpeed(_ r: GenerationResult) {
-        Output.stderr(String(format: "[%@ on %@: prompt %d tokens at %.1f tok/s, %d tokens at %.1f tok/s, first token after %.2f s, stopped: %@]",
-                             r.modelId, r.backend.rawValue, r.promptTokens, r.promptTokensPerSecond, r.outputTokens,
-                             r.tokensPerSecond, r.timeToFirstTokenSeconds, r.finishReason.rawValue))
+        let reused = r.reusedPromptTokens > 0 ? " (\(r.reusedPromptTokens) already read)" : ""
+        Output.stderr("[\(r.modelId) on \(r.backend.rawValue): prompt \(r.promptTokens) tokens\(reused) at "
+            + String(format: "%.1f tok/s, %d tokens at %.1f tok/s, first token after %.2f s, stopped: ", r.promptTokensPerSecond,
+                     r.outputTokens, r.tokensPerSecond, r.timeToFirstTokenSeconds) + r.finishReason.rawValue + "]")
     }
 }

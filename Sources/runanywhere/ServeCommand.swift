@@ -30,7 +30,7 @@ enum ServeCommand: Command {
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["host", "port", "api-key", "models-dir", "queue-depth", "max-body-bytes",
                                                       "max-resident", "memory-budget-mb"], flags: ["quiet"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         guard args.positionals.isEmpty else { throw UsageError("serve takes no arguments (got '\(args.positionals[0])')") }
         var config = ServerConfiguration()
         if let host = args.option("host") { config.host = host }
@@ -52,8 +52,7 @@ enum ServeCommand: Command {
         }
         let models = try await RunAnywhere.models.list(filter: ModelFilter(downloadedOnly: true))
             .filter { $0.category == .language || $0.category == .vision }.map(\.id)
-        print(server.url.absoluteString)
-        fflush(nil)
+        Output.out(server.url.absoluteString)
         Output.stderr("Serving \(models.isEmpty ? "no models yet (runanywhere models pull ID)" : models.joined(separator: ", ")) on \(server.url.absoluteString)/v1 — Ctrl-C stops.")
         let signal = await signals.next()
         Output.stderr("\(signal == SIGINT ? "SIGINT" : "SIGTERM"): finishing \(server.inFlight) request(s) in flight, then stopping (a second signal stops at once).")

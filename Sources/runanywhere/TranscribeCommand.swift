@@ -18,12 +18,12 @@ enum TranscribeCommand: Command {
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: ["language", "threads"], flags: ["json"])
-        if args.wantsHelp { print(help); return ExitCode.ok }
+        if args.wantsHelp { Output.out(help); return ExitCode.ok }
         let id = try args.positional(0, "model id")
         let file = try args.positional(1, "WAV file")
         guard args.positionals.count == 2 else { throw UsageError("too many arguments") }
         var options = SttOptions(model: id, language: args.option("language"))
-        if let t = try args.int("threads", in: 1...1024) { options.loadOptions = LoadOptions(threads: t) }
+        if let t = try args.int("threads", in: LoadOptions.threadRange) { options.loadOptions = LoadOptions(threads: t) }
         if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: args.flag("json"))
         }
@@ -33,7 +33,7 @@ enum TranscribeCommand: Command {
         for try await event in RunAnywhere.stt.transcribeStream(audio: audio, options: options) {
             switch event {
             case .segment(let s) where !args.flag("json"):
-                FileHandle.standardOutput.write(Data(((first ? "" : " ") + s.text).utf8))
+                Output.out(((first ? "" : " ") + s.text), terminator: "")
                 first = false
             case .segment:
                 break
@@ -45,7 +45,7 @@ enum TranscribeCommand: Command {
         if args.flag("json") {
             try Output.json(result)
         } else {
-            print("")
+            Output.out("")
         }
         Output.stderr(String(format: "[%@ on %@: %.2f s of audio in %.2f s, real-time factor %.3f, %d segment(s)]",
                              result.modelId, result.backend.rawValue, result.audioDurationSeconds, result.processingSeconds,

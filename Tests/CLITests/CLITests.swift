@@ -49,7 +49,7 @@ struct CLI {
         try process.run()
         if let stdin {
             input.fileHandleForWriting.write(Data(stdin.utf8))
-            try input.fileHandleForWriting.close()
+            try? input.fileHandleForWriting.close()
         }
         let o = out.fileHandleForReading.readDataToEndOfFile()
         let e = err.fileHandleForReading.readDataToEndOfFile()

@@ -28,30 +28,31 @@ struct CatalogDocument: Codable, Sendable {
     var version: Int
     var models: [Entry]
 
-    static func decode(_ data: Data, source: ModelSource) throws -> [ModelInfo] {
+    /// The models of a catalog document; `origin` (a URL or file) names it in errors.
+    static func decode(_ data: Data, source: ModelSource, origin: String) throws -> [ModelInfo] {
         let doc: CatalogDocument
         do {
             doc = try JSONDecoder().decode(CatalogDocument.self, from: data)
         } catch {
-            throw RunAnywhereError(.invalidConfiguration, "Catalog is not valid catalog JSON: \(error)")
+            throw RunAnywhereError(.invalidConfiguration, "The catalog \(origin) is not a valid catalog: \(ErrorWords.describe(error)).")
         }
         guard doc.version == 1 else {
-            throw RunAnywhereError(.invalidConfiguration, "Catalog version \(doc.version) is not supported (expected 1).")
+            throw RunAnywhereError(.invalidConfiguration, "The catalog \(origin) has version \(doc.version), which this SDK does not read (it reads 1).")
         }
         var seen = Set<String>()
         return try doc.models.map { e in
             try ModelID.validate(e.id)
             guard seen.insert(e.id).inserted else {
-                throw RunAnywhereError(.invalidConfiguration, "Catalog lists id '\(e.id)' twice.")
+                throw RunAnywhereError(.invalidConfiguration, "The catalog \(origin) lists id '\(e.id)' twice.")
             }
             guard !e.files.isEmpty else {
-                throw RunAnywhereError(.invalidConfiguration, "Catalog entry '\(e.id)' has no files.")
+                throw RunAnywhereError(.invalidConfiguration, "The catalog \(origin): entry '\(e.id)' has no files.")
             }
             for f in e.files { try ModelRegistry.validate(f) }
             let artifact: ModelArtifact
             if let archive = e.archive {
                 guard e.files.count == 1 else {
-                    throw RunAnywhereError(.invalidConfiguration, "Catalog entry '\(e.id)' is an archive but lists \(e.files.count) files.")
+                    throw RunAnywhereError(.invalidConfiguration, "The catalog \(origin): entry '\(e.id)' is an archive but lists \(e.files.count) files.")
                 }
                 artifact = .archive(e.files[0], structure: archive)
             } else if e.files.count == 1 {
@@ -89,7 +90,7 @@ enum BuiltInCatalog {
         for dir in candidates {
             let file = dir.appendingPathComponent("catalog.json")
             if let data = try? Data(contentsOf: file) {
-                return try CatalogDocument.decode(data, source: .builtIn)
+                return try CatalogDocument.decode(data, source: .builtIn, origin: file.path)
             }
         }
         throw RunAnywhereError(.invalidConfiguration,

@@ -45,6 +45,28 @@ final class DownloadCoordinator: Sendable {
         }
     }
 
+    /// Stops the download of `id`, if one runs, and returns once it has ended: its partial bytes flushed and
+    /// recorded in the journal, its lock released.
+    func cancel(id: String) async {
+        guard let job = state.withLock({ $0.jobs[id] }) else { return }
+        await job.cancelAndWait()
+    }
+
+    /// Bytes of `model` an interrupted download left on disk that a new download continues from (nil when none).
+    func resumableBytes(_ model: ModelInfo) -> Int64? {
+        let work = ModelDownloadWork(model: model, layout: layout, registry: registry, tokens: tokens, policy: policy)
+        var total: Int64 = 0
+        for file in model.artifact.files {
+            if let record = work.verifiedRecord(for: file) {
+                total += record.size
+            } else if FileDownloader.isResumable(work.request(for: file)),
+                      let journal = DownloadJournal.load(from: work.request(for: file).journalURL) {
+                total += journal.bytesOnDisk
+            }
+        }
+        return total > 0 ? total : nil
+    }
+
     /// Whether usable partial (or verified, not yet installed) bytes of `model` are on disk.
     func isResumable(_ model: ModelInfo) -> Bool {
         let work = ModelDownloadWork(model: model, layout: layout, registry: registry, tokens: tokens, policy: policy)
@@ -115,6 +137,13 @@ final class DownloadBroadcast: Sendable {
                 continuation.finish(throwing: error)
             }
         }
+    }
+
+    /// Cancels the work and waits for it to end (every subscriber then gets the cancellation error).
+    func cancelAndWait() async {
+        guard let task = state.withLock({ $0.task }) else { return }
+        task.cancel()
+        await task.value
     }
 
     private func unsubscribe(_ id: Int) {

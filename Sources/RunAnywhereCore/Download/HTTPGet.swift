@@ -33,6 +33,30 @@ enum HTTPGet {
         }
     }
 
+    /// Reads only the head of a GET.
+    private final class HeadSink: TransferSink {
+        var size: Int64?
+
+        func receive(head: HTTPResponseHead) throws -> Bool {
+            if (200..<300).contains(head.status) { size = head.linkedSize ?? head.contentLength }
+            return false
+        }
+
+        func receive(body: UnsafeRawBufferPointer) throws {}
+    }
+
+    /// The size of the file at `url` as its server announces it (the head of a GET, following redirects; the body is
+    /// not read), or nil when it does not say or cannot be reached within `timeoutSeconds`.
+    static func size(of url: URL, authorization: String?, timeoutSeconds: Double) async -> Int64? {
+        try? await BlockingWork.run(name: "RunAnywhere.httpSize") { flag in
+            let sink = HeadSink()
+            _ = try CurlTransfer.perform(HTTPRequest(url: url, authorization: authorization),
+                                         options: TransferOptions(connectTimeout: timeoutSeconds, stallTimeout: timeoutSeconds),
+                                         sink: sink, cancellation: flag)
+            return sink.size
+        } ?? nil
+    }
+
     /// Fetches `url` (http/https only), following redirects, failing on HTTP errors or bodies over `maxBytes`.
     /// `timeoutSeconds` bounds a silence (no byte arriving), not the whole transfer.
     static func fetch(_ url: URL, maxBytes: Int = 16 << 20, timeoutSeconds: Int = 30) async throws -> Data {

@@ -26,6 +26,22 @@ extension ModelManager {
         return downloads.download(model)
     }
 
+    /// Stops the download of `id` for every caller sharing it and returns once it has ended, with the bytes
+    /// received so far flushed to disk and recorded, so a later ``download(id:)`` resumes from all of them
+    /// (Ctrl-C in a command-line tool, an app going to the background). Streams of it end with `.cancelled`.
+    /// Does nothing when no download of `id` runs in this process.
+    public func cancelDownload(id: String) async {
+        guard let model = await get(id: id) else { return }
+        await downloads.cancel(id: model.id)
+    }
+
+    /// How many bytes of an interrupted download of this model are on disk, ready to be continued; nil when
+    /// there are none (or the model is downloaded).
+    public func resumableBytes(id: String) async -> Int64? {
+        guard let model = await get(id: id), !model.isDownloaded else { return nil }
+        return downloads.resumableBytes(model)
+    }
+
     /// True when bytes of an interrupted download of this model are on disk and a new `download(id:)`
     /// would continue from them (also after the process restarted).
     public func isResumable(id: String) async -> Bool {

@@ -36,6 +36,10 @@ public struct GenerationResult: Sendable, Hashable, Codable {
     public var finishReason: FinishReason
     /// Oldest turns of `LlmOptions.history` left out so that the conversation fits the context window.
     public var droppedHistoryTurns: Int = 0
+    /// Tokens at the start of the prompt the model had already read (the conversation so far, kept in its KV cache
+    /// since the previous call on the same model) and did not read again: a chat turn costs only its new tokens.
+    /// ``promptTokensPerSecond`` counts all of ``promptTokens`` over the time spent on the rest.
+    public var reusedPromptTokens: Int = 0
 }
 
 /// What `generateStream` yields: text as it is produced, then the result.

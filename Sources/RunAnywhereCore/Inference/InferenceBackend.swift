@@ -45,10 +45,13 @@ public struct BackendGenerationStats: Sendable, Hashable {
     public var finishReason: FinishReason
     /// Oldest history turns left out to fit the context window (``BackendGenerationRequest/fittingContext(_:tokenize:)``).
     public var droppedHistoryTurns: Int
+    /// Tokens at the start of the prompt found in the KV cache from the previous generation and not evaluated again.
+    public var reusedPromptTokens: Int
 
     /// Creates statistics.
     public init(promptTokens: Int, outputTokens: Int, promptSeconds: Double, decodeSeconds: Double, finishReason: FinishReason,
-                droppedHistoryTurns: Int = 0) {
+                droppedHistoryTurns: Int = 0, reusedPromptTokens: Int = 0) {
+        self.reusedPromptTokens = reusedPromptTokens
         self.promptTokens = promptTokens
         self.outputTokens = outputTokens
         self.promptSeconds = promptSeconds

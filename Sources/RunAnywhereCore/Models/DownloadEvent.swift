@@ -61,7 +61,8 @@ public enum DownloadEvent: Sendable, Hashable {
     case started(totalBytes: Int64?, totalFiles: Int, resumedBytes: Int64)
     /// Bytes arrived.
     case progress(DownloadProgress)
-    /// A file's bytes are being checked (size, SHA-256).
+    /// A file's bytes are being checked against its SHA-256 (sent only when one is known: the catalog's, the
+    /// caller's or the server's; the size is always checked).
     case verifying(fileName: String)
     /// An archive is being unpacked.
     case extracting(fileName: String)

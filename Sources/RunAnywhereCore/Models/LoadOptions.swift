@@ -17,6 +17,11 @@ public struct LoadOptions: Sendable, Hashable, Codable {
     /// Request GPU execution (`true` fails where no GPU is usable; `false` keeps to the CPU).
     public var useGpu: Bool?
 
+    /// The range ``threads`` must be in on this machine: 1 to 64, or 4 threads a core on machines with more than 16 cores.
+    public static var threadRange: ClosedRange<Int> {
+        1...max(64, max(1, ProcessInfo.processInfo.activeProcessorCount) * 4)
+    }
+
     /// Creates load options; every argument has a sensible default.
     public init(backendPreferences: [BackendPreference] = [], accelerator: AcceleratorPolicy? = nil,
                 contextLength: Int? = nil, threads: Int? = nil, forceReload: Bool = false,

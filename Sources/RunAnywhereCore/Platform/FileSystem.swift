@@ -8,7 +8,8 @@ import Darwin
 /// File helpers shared by the registry and the downloader.
 enum FileSystem {
     /// Writes `data` to `url` atomically: a temp file in the same folder, fsync, rename, fsync of the folder.
-    static func writeAtomically(_ data: Data, to url: URL, mode: mode_t = 0o644) throws {
+    /// Without `durable` the two fsyncs are skipped (readers still see the old file or the new, never a mix).
+    static func writeAtomically(_ data: Data, to url: URL, mode: mode_t = 0o644, durable: Bool = true) throws {
         let dir = url.deletingLastPathComponent()
         try createDirectory(dir)
         let tmp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp")
@@ -30,7 +31,7 @@ enum FileSystem {
                     offset += n
                 }
             }
-            guard fsync(fd) == 0 else { throw storageError("fsync \(url.path)") }
+            guard !durable || fsync(fd) == 0 else { throw storageError("fsync \(url.path)") }
         } catch {
             close(fd)
             throw error
@@ -38,7 +39,7 @@ enum FileSystem {
         close(fd)
         guard rename(tmp.path, url.path) == 0 else { throw storageError("rename into \(url.path)") }
         ok = true
-        syncDirectory(dir)
+        if durable { syncDirectory(dir) }
     }
 
     /// fsync of a directory, so a rename inside it survives a crash.
@@ -54,7 +55,7 @@ enum FileSystem {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
-            throw RunAnywhereError(.storageFailure, "Cannot create folder \(url.path): \(error.localizedDescription)")
+            throw RunAnywhereError(.storageFailure, "Cannot create folder \(url.path): \(ErrorWords.folderProblem(url) ?? ErrorWords.describe(error)).")
         }
     }
 

@@ -26,6 +26,10 @@ public enum ModelID {
         if id.hasPrefix(".") || id.hasPrefix("-") { throw fail("it starts with '\(id.prefix(1))'") }
     }
 
+    /// The one form an id is stored and looked up in: lower case. Ids are case-insensitive (`Stories260K` and
+    /// `stories260k` are one model), as the file systems of macOS and Windows are.
+    public static func canonical(_ id: String) -> String { id.lowercased() }
+
     /// Whether `id` passes ``validate(_:)``.
     public static func isValid(_ id: String) -> Bool { (try? validate(id)) != nil }
 

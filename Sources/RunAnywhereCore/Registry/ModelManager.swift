@@ -52,13 +52,13 @@ public final class ModelManager: Sendable {
     /// One model by id, or nil when the id is unknown (or not a valid id).
     public func get(id: String) async -> ModelInfo? {
         guard ModelID.isValid(id) else { return nil }
-        return await registry.model(id: id)
+        return await registry.model(id: ModelID.canonical(id))
     }
 
     /// The model with this id, or `.modelNotFound` (`.invalidConfiguration` for an id that cannot exist).
     func require(_ id: String) async throws -> ModelInfo {
         try ModelID.validate(id)
-        guard let model = await registry.model(id: id) else { throw RunAnywhereError.modelNotFound(id) }
+        guard let model = await registry.model(id: ModelID.canonical(id)) else { throw RunAnywhereError.modelNotFound(id) }
         return model
     }
 
@@ -66,9 +66,9 @@ public final class ModelManager: Sendable {
     /// A registered model stays registered, ready to be downloaded again.
     /// - Throws: `.modelNotFound` for an unknown id.
     public func delete(id: String) async throws {
-        _ = try await require(id)
-        try await unloadForDelete(id: id)
-        try await registry.deleteFiles(id: id)
+        let model = try await require(id)
+        try await unloadForDelete(id: model.id)
+        try await registry.deleteFiles(id: model.id)
     }
 
     /// Reconciles the catalog against the bytes actually on disk.
@@ -85,11 +85,11 @@ public final class ModelManager: Sendable {
             if let url = configuration.remoteCatalogURL {
                 do {
                     let data = try await HTTPGet.fetch(url)
-                    let models = try CatalogDocument.decode(data, source: .remoteCatalog)
+                    let models = try CatalogDocument.decode(data, source: .remoteCatalog, origin: url.absoluteString)
                     try await registry.setRemote(models, raw: data)
                     remoteCount = models.count
                 } catch {
-                    problems["remote catalog"] = "\(error)"
+                    problems["remote catalog"] = (error as? RunAnywhereError)?.message ?? ErrorWords.describe(error)
                 }
             } else {
                 problems["remote catalog"] = "no remoteCatalogURL is configured (RunAnywhereConfiguration.remoteCatalogURL or RUNANYWHERE_CATALOG_URL)"
@@ -103,10 +103,13 @@ public final class ModelManager: Sendable {
             pruned = r.pruned
             problems.merge(r.problems) { a, _ in a }
         }
+        let stray = rescanLocal ? await registry.removeStrayFiles() : []
         let all = await registry.all()
         problems.merge(await registry.problems()) { a, _ in a }
-        return RefreshReport(modelCount: all.count, downloadedCount: all.filter(\.isDownloaded).count,
-                             pruned: pruned, recovered: recovered, problems: problems, remoteModels: remoteCount)
+        var report = RefreshReport(modelCount: all.count, downloadedCount: all.filter(\.isDownloaded).count,
+                                   pruned: pruned, recovered: recovered, problems: problems, remoteModels: remoteCount)
+        report.removedStrayFiles = stray
+        return report
     }
 
     // MARK: Registration

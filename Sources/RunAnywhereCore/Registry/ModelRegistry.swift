@@ -14,6 +14,9 @@ public struct RefreshReport: Sendable, Hashable {
     public var problems: [String: String]
     /// Models merged from the remote catalog.
     public var remoteModels: Int
+    /// Files removed from model folders because no manifest lists them (left by an earlier registration of the
+    /// id with other files), as paths under the storage root.
+    public var removedStrayFiles: [String] = []
 }
 
 /// The registry: the catalog (built-in, remote) joined with what is on disk.
@@ -35,7 +38,7 @@ actor ModelRegistry {
         self.layout = layout
         self.builtIn = builtIn
         if let data = try? Data(contentsOf: layout.remoteCatalogCache),
-           let models = try? CatalogDocument.decode(data, source: .remoteCatalog) {
+           let models = try? CatalogDocument.decode(data, source: .remoteCatalog, origin: layout.remoteCatalogCache.path) {
             remote = models
         }
     }
@@ -57,8 +60,10 @@ actor ModelRegistry {
         return order.compactMap { byId[$0] }
     }
 
+    /// The model with this id, compared without case (an id stored before ids were lower-cased is still found).
     func model(id: String) -> ModelInfo? {
-        all().first { $0.id == id }
+        let wanted = ModelID.canonical(id)
+        return all().first { ModelID.canonical($0.id) == wanted }
     }
 
     func problems() -> [String: String] { lastProblems }
@@ -95,7 +100,7 @@ actor ModelRegistry {
         return result
     }
 
-    private func readManifest(_ url: URL) throws -> ModelManifest {
+    func readManifest(_ url: URL) throws -> ModelManifest {
         var st = stat()
         guard stat(url.path, &st) == 0 else { throw FileSystem.storageError("read \(url.path)") }
         if let hit = cache[url.path], hit.mtime.tv_sec == st.st_mtim.tv_sec, hit.mtime.tv_nsec == st.st_mtim.tv_nsec, hit.size == Int64(st.st_size) {
@@ -140,9 +145,11 @@ actor ModelRegistry {
     /// Registers (or re-registers) a model. Re-registering keeps its download state.
     @discardableResult
     func register(_ model: ModelInfo) throws -> ModelInfo {
+        var model = model
+        model.id = ModelID.canonical(model.id)
         try ModelID.validate(model.id)
         for file in model.artifact.files { try Self.validate(file) }
-        if let existing = all().first(where: { $0.id == model.id }) {
+        if let existing = self.model(id: model.id) {
             if existing.source == .builtIn, model.source != .builtIn, !existing.artifact.isSameSource(as: model.artifact) {
                 throw RunAnywhereError(.invalidConfiguration, "Id '\(model.id)' belongs to a built-in catalog model; register yours under another id.", modelId: model.id)
             }
@@ -151,6 +158,12 @@ actor ModelRegistry {
         let url = dir.appendingPathComponent("manifest.json")
         var manifest = ModelManifest(model: model)
         if let old = try? readManifest(url) {
+            if old.model.isDownloaded, !old.model.artifact.isSameSource(as: model.artifact),
+               resolve(old, dir: dir).isDownloaded {
+                throw RunAnywhereError(.invalidConfiguration,
+                    "'\(model.id)' is downloaded from \(old.model.artifact.files.first?.url.absoluteString ?? "other files"); registering other files under the same id would strand them. Delete it first with models.delete(id:), or choose another id.",
+                    modelId: model.id)
+            }
             // Same id again: keep what is on disk if the files are the same ones.
             if old.model.artifact.isSameSource(as: model.artifact) {
                 manifest.model.artifact = model.artifact.filling(from: old.model.artifact)
@@ -207,6 +220,7 @@ actor ModelRegistry {
     func deleteFiles(id: String) throws {
         try ModelID.validate(id)
         guard let model = model(id: id) else { throw RunAnywhereError.modelNotFound(id) }
+        let id = model.id
         let dir = layout.modelDirectory(id: id, framework: model.framework)
         let fm = FileManager.default
         do {
@@ -231,7 +245,7 @@ actor ModelRegistry {
         } catch let error as RunAnywhereError {
             throw error
         } catch {
-            throw RunAnywhereError(.storageFailure, "Could not delete the files of '\(id)': \(error.localizedDescription)", modelId: id)
+            throw RunAnywhereError(.storageFailure, "Could not delete the files of '\(id)': \(ErrorWords.describe(error))", modelId: id)
         }
         cache.removeValue(forKey: dir.appendingPathComponent("manifest.json").path)
     }
@@ -250,7 +264,8 @@ actor ModelRegistry {
     }
 
     func write(_ manifest: ModelManifest, to url: URL) throws {
-        try FileSystem.writeAtomically(try manifest.encoded(), to: url)
+        // Mode 0600: a file URL may carry a secret in its query string (a signed link, `?token=`).
+        try FileSystem.writeAtomically(try manifest.encoded(), to: url, mode: 0o600)
         cache.removeValue(forKey: url.path)
     }
 
@@ -368,7 +383,7 @@ actor ModelRegistry {
                         try fm.removeItem(at: dir)
                         pruned.append(id)
                     } catch {
-                        problems[id] = "could not prune: \(error.localizedDescription)"
+                        problems[id] = "could not prune: \(ErrorWords.describe(error))"
                     }
                 } else if !resolved.isDownloaded, manifest.model.isDownloaded {
                     // Files were deleted outside the SDK: record the truth.

@@ -64,7 +64,7 @@ extension RunAnywhereSDK {
     private func resolvedID(_ id: String?, url: URL) async throws -> String {
         if let id {
             try ModelID.validate(id)
-            return id
+            return ModelID.canonical(id)
         }
         return await models.derivedID(for: url)
     }

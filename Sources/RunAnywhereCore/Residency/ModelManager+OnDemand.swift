@@ -28,12 +28,12 @@ extension ModelManager {
             throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a \(need.kind).", modelId: id)
         }
         if !model.isDownloaded {
-            model = try await downloadToCompletion(id: id)
+            model = try await downloadToCompletion(id: model.id)
         }
-        if await residency.isResident(id), loadOptions == nil {
-            return id
+        if await residency.isResident(model.id), loadOptions == nil {
+            return model.id
         }
         _ = try await residency.load(model, options: loadOptions ?? LoadOptions(), evictIfNeeded: true)
-        return id
+        return model.id
     }
 }

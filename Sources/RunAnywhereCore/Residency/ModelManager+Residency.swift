@@ -18,7 +18,7 @@ extension ModelManager {
     /// Unloads a model, freeing its memory; the files stay on disk. Unloading a model that is not resident does nothing.
     public func unload(id: String) async throws {
         try ModelID.validate(id)
-        await residency.unload(id)
+        await residency.unload(await get(id: id)?.id ?? ModelID.canonical(id))
     }
 
     /// Unloads every resident model, or only those of one category.
@@ -32,7 +32,7 @@ extension ModelManager {
         return ModelsState(
             loaded: loaded,
             memoryInUseBytes: loaded.reduce(0) { $0 + $1.memoryBytes },
-            storageUsedBytes: FileSystem.directorySize(layout.modelsDirectory),
+            storageUsedBytes: await registry.downloadedBytes(),
             storageFreeBytes: FileSystem.freeBytes(at: layout.root))
     }
 

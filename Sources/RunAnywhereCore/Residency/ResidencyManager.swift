@@ -78,9 +78,8 @@ actor ResidencyManager {
         } else if options.accelerator == .preferGpu {
             notes.append("no GPU is usable here; running on the CPU")
         }
-        let cores = max(1, ProcessInfo.processInfo.activeProcessorCount)
-        if let t = options.threads, !(1...max(64, cores * 4)).contains(t) {
-            throw RunAnywhereError(.invalidConfiguration, "LoadOptions.threads must be between 1 and \(max(64, cores * 4)) (got \(t)).", modelId: model.id)
+        if let t = options.threads, !LoadOptions.threadRange.contains(t) {
+            throw RunAnywhereError(.invalidConfiguration, "LoadOptions.threads must be between 1 and \(LoadOptions.threadRange.upperBound) (got \(t)).", modelId: model.id)
         }
         if let c = options.contextLength, c < 16 {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength must be at least 16 tokens (got \(c)).", modelId: model.id)
@@ -122,7 +121,7 @@ actor ResidencyManager {
         if let c = options.contextLength, let maxC = estimate.maximumContextLength, c > maxC {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength \(c) exceeds the maximum of '\(model.id)' (\(maxC) tokens).", modelId: model.id)
         }
-        let threads = options.threads ?? min(cores, 8)
+        let threads = options.threads ?? min(max(1, ProcessInfo.processInfo.activeProcessorCount), 8)
         let key = LoadKey(backend: backend.id, contextLength: estimate.contextLength, threads: threads)
         return Plan(backend: backend, note: notes.isEmpty ? nil : notes.joined(separator: "; "), key: key, prepared: prepared)
     }

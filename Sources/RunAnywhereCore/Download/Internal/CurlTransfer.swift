@@ -277,6 +277,11 @@ package enum CurlTransfer {
         case CURLE_COULDNT_CONNECT where [ENETUNREACH, EHOSTUNREACH, ENETDOWN].contains(osErrno):
             return .permanent(RunAnywhereError(.networkUnavailable,
                 "No route to \(host) (\(what)). Check the network connection."))
+        case CURLE_COULDNT_CONNECT where osErrno == ECONNREFUSED:
+            let port = url.port.map { ":\($0)" } ?? ""
+            return .transient(reason: "\(host)\(port) \(TransferError.refusedPhrase) (nothing is listening there). Check the URL, or that the server is running.", retryAfter: nil)
+        case CURLE_OPERATION_TIMEDOUT where detail.lowercased().contains("connect"):
+            return .transient(reason: "\(host) did not answer within the connect timeout of \(Int(TransferOptions().connectTimeout)) s. Check the network connection.", retryAfter: nil)
         case CURLE_COULDNT_CONNECT, CURLE_OPERATION_TIMEDOUT, CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_PARTIAL_FILE,
              CURLE_GOT_NOTHING, CURLE_HTTP2, CURLE_HTTP2_STREAM, CURLE_SSL_CONNECT_ERROR, CURLE_WEIRD_SERVER_REPLY,
              CURLE_AGAIN:

@@ -13,7 +13,7 @@ struct DownloadAttempt {
     let tracker: ProgressTracker
     let retryAttempt: Int
     let cancellation: CancellationFlag
-    let onVerify: @Sendable () -> Void
+    let onVerify: @Sendable (Bool) -> Void
 
     private var name: String { request.destination.lastPathComponent }
 
@@ -139,7 +139,8 @@ struct DownloadAttempt {
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
                 "\(name) arrived with \(size) bytes, but \(expected) were expected. The bad bytes were deleted."))
         }
-        onVerify()
+        // Whether there is a SHA-256 to verify against (the size was checked above).
+        onVerify(expectedSHA256 != nil)
         guard fsync(fd) == 0 else { throw posixFailure("flush", request.partialURL.path) }
         if let expected = expectedSHA256, digest != expected {
             discard()
@@ -182,7 +183,10 @@ struct DownloadAttempt {
     }
 
     /// The error for a partial deleted under the download (another process removed the model).
-    func lostFiles() -> RunAnywhereError {
+    func lostFiles() -> RunAnywhereError { Self.lostFiles(name) }
+
+    /// The error for the partial of file `name` deleted under the download.
+    static func lostFiles(_ name: String) -> RunAnywhereError {
         RunAnywhereError(.storageFailure, "The download of \(name) lost its files before it could finish: the model was deleted (or its folder removed) while it downloaded. Download it again if you still want it.")
     }
 

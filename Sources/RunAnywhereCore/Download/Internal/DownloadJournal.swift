@@ -45,10 +45,18 @@ package struct DownloadJournal: Codable, Sendable, Hashable {
     package func save(to url: URL) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
+        // The folder is made before the download starts; gone now means the model was deleted meanwhile.
+        guard FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path) else {
+            throw TransferError.permanent(DownloadAttempt.lostFiles(url.deletingPathExtension().lastPathComponent))
+        }
         do {
-            try encoder.encode(self).write(to: url, options: .atomic)
+            // Mode 0600, as the manifest: the URL may carry a secret in its query string. Not flushed: a journal lost
+            // in a crash leaves the older one, which claims fewer bytes (safe), and checkpoints come every few MiB.
+            try FileSystem.writeAtomically(try encoder.encode(self), to: url, mode: 0o600, durable: false)
+        } catch let error as RunAnywhereError {
+            throw RunAnywhereError(error.code, "Cannot write the download journal \(url.path): \(error.message)")
         } catch {
-            throw RunAnywhereError(.storageFailure, "Cannot write the download journal \(url.path): \(error.localizedDescription)")
+            throw RunAnywhereError(.storageFailure, "Cannot write the download journal \(url.path): \(ErrorWords.describe(error))")
         }
     }
 }

@@ -70,6 +70,9 @@ package struct FileDownloadResult: Sendable, Hashable {
 package struct DownloadPolicy: Sendable {
     /// Consecutive attempts that add no byte before giving up.
     package var maxAttempts = 6
+    /// Consecutive refused connections before giving up (a server that is not running; pulling again resumes):
+    /// a refused connection fails in about a second instead of after the whole backoff.
+    package var maxRefusedAttempts = 2
     /// The first backoff, in seconds; doubled per consecutive failure.
     package var initialBackoff = 1.0
     /// The longest backoff, in seconds.
@@ -119,13 +122,13 @@ package struct FileDownloader: Sendable {
     }
 
     /// Downloads `request`, reporting progress (from the transfer thread) as bytes arrive and when a retry starts,
-    /// and calling `verifying` once all bytes are in, before they are checked.
+    /// and calling `verifying` once all bytes are in, before they are checked, with whether a SHA-256 is known to check.
     /// - Throws: `RunAnywhereError` — `.checksumMismatch`, `.insufficientStorage`, `.authenticationRequired`,
     ///   `.downloadFailed`, `.networkUnavailable`, `.cancelled`, `.storageFailure`.
     package func download(
         _ request: FileDownloadRequest,
         progress: @escaping @Sendable (FileDownloadProgress) -> Void = { _ in },
-        verifying: @escaping @Sendable () -> Void = {}
+        verifying: @escaping @Sendable (_ checksumKnown: Bool) -> Void = { _ in }
     ) async throws -> FileDownloadResult {
         guard request.url.isHTTPOrHTTPS else {
             throw RunAnywhereError(.invalidConfiguration, "Cannot download \(request.url.absoluteString): only http and https URLs are supported.")
@@ -157,8 +160,12 @@ package struct FileDownloader: Sendable {
                 }
                 retries += 1
                 tracker.retry(retries)
-            } catch TransferError.transient(let reason, let retryAfter) {
+            } catch let error as TransferError {
+                guard case .transient(let reason, let retryAfter) = error else { throw error.runAnywhereError }
                 failuresWithoutProgress = tracker.bytesDone > before ? 1 : failuresWithoutProgress + 1
+                if error.isConnectionRefused, failuresWithoutProgress >= policy.maxRefusedAttempts {
+                    throw RunAnywhereError(.networkUnavailable, "Cannot download \(request.url.absoluteString): \(reason)")
+                }
                 guard failuresWithoutProgress < policy.maxAttempts else {
                     throw RunAnywhereError(.downloadFailed,
                         "Gave up on \(request.url.absoluteString) after \(failuresWithoutProgress) attempts without progress. Last error: \(reason)")

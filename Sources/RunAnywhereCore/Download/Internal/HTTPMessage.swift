@@ -134,6 +134,16 @@ package enum TransferError: Error, Sendable, Equatable {
     /// The caller cancelled.
     case cancelled
 
+    /// The words of a transient failure whose connection was refused: nothing listens at that address, so
+    /// waiting and retrying for long rarely helps (``DownloadPolicy/maxRefusedAttempts``).
+    static let refusedPhrase = "refused the connection"
+
+    /// Whether this is a refused connection.
+    var isConnectionRefused: Bool {
+        if case .transient(let reason, _) = self { return reason.contains(Self.refusedPhrase) }
+        return false
+    }
+
     /// The error a person should see when this is the last word.
     package var runAnywhereError: RunAnywhereError {
         switch self {

@@ -43,7 +43,10 @@ struct ModelDownloadWork: Sendable {
         if let problem = tokens.endpointProblem { throw problem }
         try FileSystem.createDirectory(downloadDirectory)
         let lock = try await ModelDownloadLock.acquire(downloadDirectory.appendingPathComponent(".lock"), modelId: model.id)
-        defer { lock.release() }
+        defer {
+            removeDownloadDirectoryIfIdle()
+            lock.release()
+        }
         // Another process may have finished it while we waited for the lock.
         if let current = await registry.model(id: model.id), current.isDownloaded { return current }
 
@@ -106,9 +109,10 @@ struct ModelDownloadWork: Sendable {
                 let request = request(for: file)
                 group.addTask {
                     let result = try await downloader.download(request, progress: { progress.update(i, $0) },
-                                                               verifying: {
+                                                               verifying: { checksumKnown in
                         progress.flush()
-                        emit(.verifying(fileName: file.fileName))
+                        // "Verifying" only when there is a checksum to verify against (the size is always checked).
+                        if checksumKnown { emit(.verifying(fileName: file.fileName)) }
                     })
                     let record = VerifiedFile(url: file.url.absoluteString, size: result.size, sha256: result.sha256)
                     try record.save(to: verifiedRecordURL(for: file))
@@ -211,6 +215,23 @@ struct ModelDownloadWork: Sendable {
         }
     }
 
+    /// Drops empty partials (and their journals, which describe no byte), then removes the download folder,
+    /// lock file included, when nothing is left to resume. Called with the lock held; a process waiting on the
+    /// old lock file sees it unlinked and takes a fresh one (``ModelDownloadLock/acquire(_:modelId:pollInterval:)``).
+    private func removeDownloadDirectoryIfIdle() {
+        let fm = FileManager.default
+        for name in (try? fm.contentsOfDirectory(atPath: downloadDirectory.path)) ?? [] where name.hasSuffix(".partial") {
+            let url = downloadDirectory.appendingPathComponent(name)
+            if FileSystem.fileSize(url) == 0 {
+                try? fm.removeItem(at: url)
+                try? fm.removeItem(at: downloadDirectory.appendingPathComponent(String(name.dropLast(".partial".count)) + ".journal"))
+            }
+        }
+        guard ((try? fm.contentsOfDirectory(atPath: downloadDirectory.path)) ?? []).allSatisfy({ $0 == ".lock" }) else { return }
+        unlink(downloadDirectory.appendingPathComponent(".lock").path)
+        rmdir(downloadDirectory.path)
+    }
+
     private func cleanDownloadDirectory() {
         let fm = FileManager.default
         for name in (try? fm.contentsOfDirectory(atPath: downloadDirectory.path)) ?? [] where name != ".lock" {
@@ -226,7 +247,7 @@ struct ModelDownloadWork: Sendable {
         var sha256: String
 
         func save(to url: URL) throws {
-            try FileSystem.writeAtomically(try JSONEncoder().encode(self), to: url)
+            try FileSystem.writeAtomically(try JSONEncoder().encode(self), to: url, mode: 0o600)
         }
     }
 
@@ -280,6 +301,20 @@ final class ModelDownloadLock: Sendable {
     private init(fd: Int32) { self.fd = fd }
 
     static func acquire(_ url: URL, modelId: String, pollInterval: Double = 0.2) async throws -> ModelDownloadLock {
+        while true {
+            let lock = try await lockOnce(url, modelId: modelId, pollInterval: pollInterval)
+            // The holder before us may have removed the lock file (its download finished): a lock on an unlinked
+            // file excludes nobody, so take the one now at that path.
+            var held = stat(), current = stat()
+            if fstat(lock.fd, &held) == 0, stat(url.path, &current) == 0, held.st_ino == current.st_ino, held.st_dev == current.st_dev {
+                return lock
+            }
+            lock.release()
+            try FileSystem.createDirectory(url.deletingLastPathComponent())
+        }
+    }
+
+    private static func lockOnce(_ url: URL, modelId: String, pollInterval: Double) async throws -> ModelDownloadLock {
         let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw FileSystem.storageError("open \(url.path)") }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {

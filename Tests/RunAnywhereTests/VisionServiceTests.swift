@@ -99,6 +99,10 @@ struct VisionServiceTests {
             storageRoot: root, environment: ["HF_ENDPOINT": env.mirror.server.baseURL.absoluteString + "/", "HF_TOKEN": "hf_mirror_token"]))
         let info = try #require(await sdk.models.get(id: "smolvlm-256m"))
         #expect(info.artifact.files.allSatisfy { $0.url.host == "huggingface.co" })
+        // Sizes are learnt from where the files would come from: the mirror.
+        let sizes = try [("smolvlm-tiny-f16.gguf"), ("mmproj-smolvlm-tiny-f16.gguf")]
+            .map { Int64(try Data(contentsOf: Self.fixtures.appendingPathComponent($0)).count) }
+        #expect(await sdk.models.learnDownloadSizes(ids: ["smolvlm-256m"]) == ["smolvlm-256m": sizes.reduce(0, +)])
         for try await _ in try await sdk.models.download(id: "smolvlm-256m") {}
         let gets = env.mirror.server.requests.filter { $0.path.hasPrefix("/" + repo) && $0.method == "GET" }
         #expect(Set(gets.map(\.path)).count == 2, "both files came from the mirror: \(gets.map(\.path))")

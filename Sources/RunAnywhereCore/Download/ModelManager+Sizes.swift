@@ -22,7 +22,9 @@ extension ModelManager {
                     var total: Int64 = 0
                     for file in model.artifact.files {
                         if let known = file.sizeBytes { total += known; continue }
-                        guard let size = await HTTPGet.size(of: file.url, authorization: tokens.authorizationHeader(for: file.url),
+                        // From where the download would come: the HF_ENDPOINT mirror for a Hugging Face URL.
+                        let url = tokens.resolve(file.url)
+                        guard let size = await HTTPGet.size(of: url, authorization: tokens.authorizationHeader(for: url),
                                                             timeoutSeconds: timeoutSeconds) else { return (model, nil) }
                         total += size
                     }

@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "RunAnywhere", targets: ["RunAnywhere"]),
         .library(name: "RunAnywhereSherpa", targets: ["RunAnywhereSherpa"]),
         .library(name: "RunAnywhereLlamaCpp", targets: ["RunAnywhereLlamaCpp"]),
+        .library(name: "RunAnywhereRemote", targets: ["RunAnywhereRemote"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -61,8 +62,11 @@ let package = Package(
         // llama.cpp itself as a backend (BackendID.llamaCpp), loaded at run time when it is installed.
         .target(name: "RunAnywhereLlamaCpp", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF", "CLlamaCpp"]),
 
-        // What apps import: the core with the default backends registered.
-        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereLlamaCpp", "RunAnywhereSherpa"]),
+        // A server speaking the OpenAI HTTP API as a backend (BackendID.remote), on the core's libcurl transfer.
+        .target(name: "RunAnywhereRemote", dependencies: ["RunAnywhereCore"]),
+
+        // What apps import: the core with the default backends registered (a remote one only when configured).
+        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereLlamaCpp", "RunAnywhereSherpa", "RunAnywhereRemote"]),
 
         // Loopback HTTP server with fault injection, GGUF writer, temp dirs (tests and the demo).
         .target(
@@ -72,7 +76,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereRemote", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -113,6 +117,7 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["RunAnywhereImaging", "RunAnywhereGGUF"]),
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
+        .testTarget(name: "RemoteTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereRemote", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
     ]
 )

@@ -21,7 +21,8 @@ enum ChatCommand: Command {
         if args.wantsHelp { print(help); return ExitCode.ok }
         let id = try args.positional(0, "model id")
         var options = try RunCommand.options(args, model: id)
-        if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
+        let remote = try RemoteOptions.configureIfPinned(args, id: id, options: options)
+        if !remote, let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: false)
         }
         let loaded = try await RunAnywhere.models.load(id: id, options: options.loadOptions ?? LoadOptions())

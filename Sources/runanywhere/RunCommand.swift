@@ -20,10 +20,13 @@ enum RunCommand: Command {
           --system TEXT        system prompt
           --context-length N   context window to allocate
           --threads N          CPU threads
-          --backend B          native or llamaCpp (required: fails if that backend cannot serve the model;
-                               without it the native engine serves what it supports, llama.cpp the rest)
+          --backend B          native, llamaCpp or remote (required: fails if that backend cannot serve the model;
+                               without it the native engine serves what it supports, llama.cpp the rest;
+                               remote sends the prompt to --remote-url and nowhere else)
           --raw                send the prompt as written, without the chat template
           --json               print the result as JSON instead of streaming text
+
+        \(RemoteOptions.help)
 
         Prompt and decode speeds are printed on stderr at the end.
         """
@@ -49,7 +52,7 @@ enum RunCommand: Command {
         if let t = try args.int("threads", in: 1...1024) { load.threads = t; custom = true }
         if let b = args.option("backend") {
             guard let backend = BackendID(rawValue: b) else {
-                throw UsageError("unknown backend '\(b)'; one of: \(BackendID.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw UsageError("unknown backend '\(b)'; one of: \((BackendID.allCases + [.remote(RemoteEndpoint.defaultName)]).map(\.rawValue).joined(separator: ", "))")
             }
             load.backendPreferences = [BackendPreference(backend: backend, required: true)]
             custom = true
@@ -58,7 +61,8 @@ enum RunCommand: Command {
         return o
     }
 
-    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend", "image"]
+    static let valued: Set<String> = Set(["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend", "image"])
+        .union(RemoteOptions.valued)
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: valued, flags: ["raw", "json"])
@@ -67,7 +71,8 @@ enum RunCommand: Command {
         let prompt = try args.positional(1, "prompt")
         guard args.positionals.count == 2 else { throw UsageError("too many arguments: quote the prompt") }
         let options = try options(args, model: id)
-        if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
+        let remote = try RemoteOptions.configureIfPinned(args, id: id, options: options)
+        if !remote, let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: false)
         }
         let images = args.values("image").map { VlmImage(contentsOf: URL(fileURLWithPath: $0)) }

@@ -36,6 +36,9 @@ public struct GenerationResult: Sendable, Hashable, Codable {
     public var finishReason: FinishReason
     /// Oldest turns of `LlmOptions.history` left out so that the conversation fits the context window.
     public var droppedHistoryTurns: Int = 0
+    /// Which backend served the call and why, when it was not simply the first on-device choice (a fallback, a
+    /// remote endpoint chosen by routing), and anything about how the figures were obtained; else nil.
+    public var backendNote: String?
 }
 
 /// What `generateStream` yields: text as it is produced, then the result.

@@ -45,16 +45,20 @@ public struct BackendGenerationStats: Sendable, Hashable {
     public var finishReason: FinishReason
     /// Oldest history turns left out to fit the context window (``BackendGenerationRequest/fittingContext(_:tokenize:)``).
     public var droppedHistoryTurns: Int
+    /// Something the caller should know about how these figures were obtained (a server that reported no token
+    /// counts), else nil. Shown in `GenerationResult.backendNote`.
+    public var note: String?
 
     /// Creates statistics.
     public init(promptTokens: Int, outputTokens: Int, promptSeconds: Double, decodeSeconds: Double, finishReason: FinishReason,
-                droppedHistoryTurns: Int = 0) {
+                droppedHistoryTurns: Int = 0, note: String? = nil) {
         self.promptTokens = promptTokens
         self.outputTokens = outputTokens
         self.promptSeconds = promptSeconds
         self.decodeSeconds = decodeSeconds
         self.finishReason = finishReason
         self.droppedHistoryTurns = droppedHistoryTurns
+        self.note = note
     }
 }
 
@@ -87,6 +91,10 @@ public protocol InferenceBackend: Sendable {
     func inspect(_ model: ModelInfo) throws -> ModelInfo?
     /// Gives memory freed by unloaded models back to the system (the default does nothing).
     func releaseFreedMemory()
+    /// Whether it runs models on this device from their files (the default, true), or sends requests to a server
+    /// (false: it needs no downloaded files and is chosen only when pinned, for models only a server has, or by the
+    /// configuration's ``RemoteRouting``).
+    var runsOnDevice: Bool { get }
 }
 
 /// A load in progress: the model opened by ``InferenceBackend/prepare(_:contextLength:)`` and its memory estimate.
@@ -105,6 +113,8 @@ extension InferenceBackend {
     public func inspect(_ model: ModelInfo) throws -> ModelInfo? { nil }
 
     public func releaseFreedMemory() {}
+
+    public var runsOnDevice: Bool { true }
 }
 
 /// The default ``PreparedLoad``: an estimate, then the backend's own load.

@@ -88,7 +88,13 @@ public final class LLMService: Sendable {
             timeToFirstTokenSeconds: ttft,
             promptTokensPerSecond: stats.promptSeconds > 0 ? Double(stats.promptTokens) / stats.promptSeconds : 0,
             tokensPerSecond: stats.decodeSeconds > 0 ? Double(max(0, stats.outputTokens - 1)) / stats.decodeSeconds : 0,
-            finishReason: stats.finishReason, droppedHistoryTurns: stats.droppedHistoryTurns)
+            finishReason: stats.finishReason, droppedHistoryTurns: stats.droppedHistoryTurns,
+            backendNote: [info.backendNote, stats.note].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
         continuation.yield(.completed(result))
     }
+}
+
+extension String {
+    /// Nil for the empty string.
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

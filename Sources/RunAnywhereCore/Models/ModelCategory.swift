@@ -75,4 +75,6 @@ public enum ModelSource: String, Sendable, Hashable, Codable, CaseIterable {
     case remoteCatalog
     /// Found on disk by a rescan, with no other record of it.
     case discovered
+    /// Served by a remote endpoint (``RemoteEndpoint``) and nowhere else: there is nothing to download.
+    case remote
 }

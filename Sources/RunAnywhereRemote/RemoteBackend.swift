@@ -80,7 +80,7 @@ public final class RemoteBackend: RemoteModelServing, CustomStringConvertible {
         let available = try client.serverModels()
         guard available.contains(serverModel) else {
             let listed = available.prefix(10).map { "'\($0)'" }.joined(separator: ", ")
-            throw RunAnywhereError(.modelNotFound, "\(client.place("models")) has no model '\(serverModel)' (for '\(id)'); it serves \(listed.isEmpty ? "none" : listed). Fix RemoteModel.serverModel.", modelId: id)
+            throw RunAnywhereError(.modelNotFound, "\(client.place("models")) has no model '\(serverModel)' (for '\(id)'); it serves \(listed.isEmpty ? "none" : listed). Name one of those (RemoteModel.serverModel, --server-model).", modelId: id)
         }
         return RemoteSession(client: client, modelId: id, serverModel: serverModel)
     }

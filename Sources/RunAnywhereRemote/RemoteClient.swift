@@ -92,9 +92,9 @@ struct RemoteClient: Sendable {
         return list.compactMap { $0["id"] as? String }
     }
 
-    /// "The remote endpoint 'name' (url/v1/path)", for messages; never with the key.
-    func place(_ path: String) -> String {
-        "The remote endpoint '\(endpoint.name)' (\(CurlTransfer.withoutCredentials(endpoint.url(path).absoluteString)))"
+    /// "The remote endpoint 'name' (url/v1/path)" ("the …" inside a sentence), for messages; never with the key.
+    func place(_ path: String, inSentence: Bool = false) -> String {
+        "\(inSentence ? "the" : "The") remote endpoint '\(endpoint.name)' (\(CurlTransfer.withoutCredentials(endpoint.url(path).absoluteString)))"
     }
 
     // MARK: Errors
@@ -110,10 +110,11 @@ struct RemoteClient: Sendable {
             if report.stalled {
                 return RunAnywhereError(.networkUnavailable, "\(place(path)) sent nothing for \(format(endpoint.readTimeoutSeconds)) s (RemoteEndpoint.readTimeoutSeconds); the request timed out\(report.connected ? " after reaching the server, so it was not repeated" : "").", modelId: modelId)
             }
+            let why = redact(report.detail.isEmpty ? reason : report.detail)
             if !report.connected {
-                return RunAnywhereError(.networkUnavailable, "Cannot reach \(place(path)) (\(attempts) attempt\(attempts == 1 ? "" : "s"): \(redact(reason))). Check that the server is running and the URL (RemoteEndpoint.baseURL, RUNANYWHERE_REMOTE_URL or --remote-url).", modelId: modelId)
+                return RunAnywhereError(.networkUnavailable, "Cannot reach \(place(path, inSentence: true)) after \(attempts) attempt\(attempts == 1 ? "" : "s") (\(why)). Check that the server is running and its URL (RemoteEndpoint.baseURL, RUNANYWHERE_REMOTE_URL or --remote-url).", modelId: modelId)
             }
-            return RunAnywhereError(.networkUnavailable, "The connection to \(place(path)) was lost before the response ended (\(redact(reason))); a request that reached the server is not repeated.", modelId: modelId)
+            return RunAnywhereError(.networkUnavailable, "The connection to \(place(path, inSentence: true)) was lost before the response ended (\(why)); a request that reached the server is not repeated.", modelId: modelId)
         }
     }
 
@@ -128,7 +129,7 @@ struct RemoteClient: Sendable {
                                               : "the API key was refused; check RemoteEndpoint.apiKey (RUNANYWHERE_REMOTE_API_KEY or --api-key)"
             return RunAnywhereError(.authenticationRequired, "\(place(path)) answered HTTP \(status)\(serverSays): \(hint).", modelId: modelId)
         case 404:
-            return RunAnywhereError(.modelNotFound, "\(place(path)) answered HTTP 404\(serverSays). The server does not have the model (or this API path); check RemoteModel.serverModel against `runanywhere models list --remote`.", modelId: modelId)
+            return RunAnywhereError(.modelNotFound, "\(place(path)) answered HTTP 404\(serverSays). The server does not have the model (or this API path); check the server's name for it (RemoteModel.serverModel, --server-model) against `runanywhere models list --remote`.", modelId: modelId)
         case 429, 503:
             let after = parseRetryAfter(head.header("retry-after")).map { "; it asks to retry after \(format($0)) s" } ?? ""
             return RunAnywhereError(.backendUnavailable, "\(place(path)) is busy (HTTP \(status)\(serverSays))\(after).", modelId: modelId)

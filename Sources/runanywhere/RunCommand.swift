@@ -84,7 +84,7 @@ enum RunCommand: Command {
         }
         let result = try await stream(prompt: prompt, images: images, options: options)
         reportSpeed(result)
-        if let note = await RunAnywhere.models.state().loaded.first(where: { $0.id == id })?.backendNote {
+        if let note = result.backendNote {
             Output.stderr("[\(result.backend.rawValue): \(note)]")
         }
         return ExitCode.ok

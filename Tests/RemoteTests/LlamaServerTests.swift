@@ -48,6 +48,28 @@ struct LlamaServerTests {
         }
     }
 
+    /// A chat model for the chat-template comparison: `RUNANYWHERE_REMOTE_CHAT_GGUF` (e.g. SmolLM2-135M-Instruct Q4_1).
+    static let chatGGUF = ProcessInfo.processInfo.environment["RUNANYWHERE_REMOTE_CHAT_GGUF"]
+
+    @Test("chat requests: the server's rendering of the model's template gives the device's greedy text",
+          .enabled(if: chatGGUF != nil, "set RUNANYWHERE_REMOTE_CHAT_GGUF to a chat model's GGUF (SmolLM2-135M-Instruct) to compare chat text"))
+    func sameGreedyChatText() async throws {
+        let gguf = try #require(Self.chatGGUF)
+        let server = try await LlamaServerProcess(gguf: gguf, model: "chat", apiKey: nil, contextLength: 1024)
+        defer { server.stop() }
+        let device = try RemoteEnvironment()
+        defer { device.close() }
+        try await device.addLocal(gguf, id: "chat")
+        let remote = try RemoteEnvironment(endpoints: [RemoteEndpoint(baseURL: server.baseURL, models: [RemoteModel(id: "chat", serverModel: "chat")])])
+        defer { remote.close() }
+        for prompt in ["What is the capital of France?", "Write a haiku about the sea."] {
+            let options = LlmOptions(model: "chat", maxTokens: 32, temperature: 0, systemPrompt: "You are a helpful assistant.")
+            let here = try await device.sdk.llm.generate(prompt: prompt, options: options)
+            let there = try await remote.sdk.llm.generate(prompt: prompt, options: options)
+            #expect(there.text == here.text, "prompt \(prompt): device \(here.text.debugDescription), server \(there.text.debugDescription)")
+        }
+    }
+
     @Test("generateStream streams pieces as they arrive, with time to first token, tokens/s and counts")
     func streaming() async throws {
         let server = try await SharedServer.get()
@@ -191,7 +213,7 @@ struct RemoteNetworkFailureTests {
         }
         #expect(error?.code == .networkUnavailable)
         #expect(error?.message.contains("Cannot reach") == true)
-        #expect(error?.message.contains("3 attempts") == true)
+        #expect(error?.message.contains("after 3 attempts") == true)
         #expect(monotonicSeconds() - start < 3)
     }
 }

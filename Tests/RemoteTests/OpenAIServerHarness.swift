@@ -90,13 +90,24 @@ final class LlamaServerProcess: Sendable {
     /// Kills the server at once (SIGKILL: no goodbye to the clients).
     func kill() {
         Glibc.kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = waitForExit(seconds: 10)
     }
 
+    /// Stops the server: SIGTERM, then SIGKILL when it has not exited after 3 s (uvicorn waits for its
+    /// connections to close on SIGTERM).
     func stop() {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        if process.isRunning {
+            process.terminate()
+            if !waitForExit(seconds: 3) { kill() }
+        }
         try? FileManager.default.removeItem(at: log)
+    }
+
+    /// Polls until the process has exited (Foundation's waitUntilExit spins a run loop off the main thread).
+    private func waitForExit(seconds: Double) -> Bool {
+        let deadline = monotonicSeconds() + seconds
+        while process.isRunning, monotonicSeconds() < deadline { usleep(20_000) }
+        return !process.isRunning
     }
 
     /// Servers this test process started; killed when it exits so none outlives the run.

@@ -36,11 +36,13 @@ public final class RemoteBackend: RemoteModelServing, CustomStringConvertible {
     /// The endpoint, with the models it serves now.
     public var endpoint: RemoteEndpoint { state.withLock { $0 } }
 
+    /// `.remote(endpoint.name)`.
     public var id: BackendID { .remote(endpoint.name) }
 
     /// False: it runs nothing on the device and needs no files.
     public var runsOnDevice: Bool { false }
 
+    /// The endpoint, with its API key redacted.
     public var description: String { "RemoteBackend(\(endpoint))" }
 
     /// Adds (or replaces) a model it serves.
@@ -51,6 +53,7 @@ public final class RemoteBackend: RemoteModelServing, CustomStringConvertible {
         }
     }
 
+    /// Nil for a language model its endpoint lists; else why not (or what is wrong with the endpoint's configuration).
     public func cannotServe(_ model: ModelInfo) -> String? {
         if let configurationProblem { return configurationProblem }
         let e = endpoint

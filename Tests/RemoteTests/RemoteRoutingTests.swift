@@ -78,6 +78,31 @@ struct RemoteRoutingTests {
         #expect(post.header("Authorization") == "Bearer \(Self.key)")
     }
 
+    @Test("the routing sends a model no on-device backend can run to the endpoint, without downloading it; without the routing it is not sent")
+    func unsupportedOnDevice() async throws {
+        let fake = try FakeOpenAIServer()
+        defer { fake.stop() }
+        let mapped = [RemoteModel(id: "mlx-model", serverModel: FakeOpenAIServer.model)]
+        for routed in [false, true] {
+            let env = try RemoteEnvironment(endpoints: [endpoint(fake, models: mapped)],
+                                            routing: routed ? RemoteRouting(when: [.unsupportedOnDevice]) : .never)
+            defer { env.close() }
+            let url = env.mirror.publish("weights.safetensors", data: Data(repeating: 7, count: 4096))
+            _ = try await env.sdk.registerModel(id: "mlx-model", name: "MLX model", url: url.absoluteString, framework: .mlx, modality: .language)
+            let options = LlmOptions(model: "mlx-model", maxTokens: 4)
+            if routed {
+                let result = try await env.sdk.llm.generate(prompt: "Hi", options: options)
+                #expect(result.backend == .remote("default"))
+                #expect(result.backendNote?.contains("unsupportedOnDevice") == true)
+                #expect(env.mirror.server.requests(to: "/weights.safetensors").isEmpty)   // not downloaded
+            } else {
+                let error = await #expect(throws: RunAnywhereError.self) { _ = try await env.sdk.llm.generate(prompt: "Hi", options: options) }
+                #expect(error?.code == .backendUnavailable)
+                #expect(fake.server.acceptedConnectionCount == 0)
+            }
+        }
+    }
+
     @Test("a model only the server has is listed as remote, cannot be downloaded, and generates there")
     func remoteOnlyModel() async throws {
         let fake = try FakeOpenAIServer()

@@ -114,6 +114,7 @@ extension InferenceBackend {
 
     public func releaseFreedMemory() {}
 
+    /// True: a backend runs models on the device unless it says otherwise.
     public var runsOnDevice: Bool { true }
 }
 

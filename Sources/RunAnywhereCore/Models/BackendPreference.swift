@@ -48,6 +48,7 @@ public enum BackendID: Sendable, Hashable, Codable, CaseIterable, RawRepresentab
         return false
     }
 
+    /// ``rawValue``.
     public var description: String { rawValue }
 
     /// Decodes ``rawValue`` from a single string.

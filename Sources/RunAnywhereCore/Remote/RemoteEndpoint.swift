@@ -79,10 +79,12 @@ public struct RemoteEndpoint: Sendable, Hashable, CustomStringConvertible, Custo
     /// The URL for messages (never with credentials).
     var redactedURL: String { CurlTransfer.withoutCredentials(baseURL.absoluteString) }
 
+    /// Name, URL, whether a key is set (never the key) and how many models.
     public var description: String {
         "RemoteEndpoint(\(name), \(redactedURL), apiKey: \(apiKey == nil ? "none" : "<redacted>"), \(models.count) models)"
     }
 
+    /// The same as ``description``: the key stays redacted.
     public var debugDescription: String { description }
 
     /// What `dump` and debuggers show: every field but the key, which is `<redacted>`.

@@ -71,15 +71,13 @@ package final class TransferReport: @unchecked Sendable {
     package var connected = false
     /// Whether the transfer ended because no byte arrived within the stall timeout.
     package var stalled = false
-    /// libcurl's result code of the last attempt, when it failed.
-    package var curlCode: Int = 0
     /// libcurl's own words for the failure ("Failed to connect to … port …"), else empty.
     package var detail = ""
 
     package init() {}
 }
 
-/// One HTTP GET through libcurl, blocking the calling thread (use ``BlockingWork`` from async code).
+/// One HTTP request through libcurl (a GET, or a POST of ``HTTPRequest/body``), blocking the calling thread (use ``BlockingWork`` from async code).
 ///
 /// Redirects are followed here, not by libcurl, so `Authorization` goes only to the origin it was
 /// given for. Only http and https are spoken. The body streams into a ``TransferSink`` in small
@@ -259,7 +257,6 @@ package enum CurlTransfer {
             _ = ra_curl_getinfo_off(easy, CURLINFO_CONNECT_TIME_T, &connectTime)
             report.connected = report.connected || connectTime > 0 || context.head != nil
             report.stalled = stalled
-            report.curlCode = finished ? Int(result.rawValue) : 0
             report.detail = finished && result != CURLE_OK ? String(cString: errorBuffer) : ""
         }
         if let error = context.sinkError { throw error }

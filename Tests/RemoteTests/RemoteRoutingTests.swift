@@ -76,6 +76,13 @@ struct RemoteRoutingTests {
         let post = try #require(fake.server.requests(to: "/v1/chat/completions").first)
         #expect(post.method == "POST")
         #expect(post.header("Authorization") == "Bearer \(Self.key)")
+        // Nothing under the storage root (manifests, registry) holds the key.
+        let files = FileManager.default.enumerator(at: env.dir.url, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        #expect(files.contains { $0.lastPathComponent == "manifest.json" })
+        for file in files {
+            let bytes = (try? Data(contentsOf: file)) ?? Data()
+            #expect(bytes.range(of: Data(Self.key.utf8)) == nil, "\(file.path) holds the API key")
+        }
     }
 
     @Test("the routing sends a model no on-device backend can run to the endpoint, without downloading it; without the routing it is not sent")

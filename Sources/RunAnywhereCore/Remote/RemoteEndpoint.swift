@@ -131,6 +131,9 @@ public struct RemoteRouting: Sendable, Hashable {
         case insufficientMemory
         /// No on-device backend can run the model (architecture, format or category).
         case unsupportedOnDevice
+        /// The model is resident on the device and busy with another call: this call goes to the endpoint instead of
+        /// waiting its turn (text generation).
+        case busy
     }
 
     /// The endpoint that takes rerouted requests (``RemoteEndpoint/name``).

@@ -77,6 +77,26 @@ extension ResidencyManager {
     }
 }
 
+extension ResidencyManager {
+    /// When the routing allows it (``RemoteRouting/Reason/busy``) and `model` is resident on the device with a call
+    /// running, a session for it on the routing's endpoint (checked with the server, not made resident), and what to
+    /// report of it; else nil.
+    func busyDetour(_ model: ModelInfo) async throws -> (handle: any BackendModel, info: LoadedModel)? {
+        guard routing.reroutes(.busy), let resident = residentState(model.id), resident.activeCalls > 0,
+              backends.backend(resident.info.backend)?.runsOnDevice == true,
+              let remote = backends.backend(.remote(routing.endpoint)), remote.cannotServe(model) == nil else { return nil }
+        let prepared = try remote.prepare(model, contextLength: nil)
+        let request = BackendLoadRequest(model: model, contextLength: prepared.estimate.contextLength, threads: 0)
+        let start = monotonicSeconds()
+        let handle = try await BlockingWork.run(name: "runanywhere-load") { _ in try prepared.load(request) }
+        let note = "'\(model.id)' was busy with another call on \(resident.info.backend.rawValue); sent to \(remote.id.rawValue) (RemoteRouting: busy)"
+        let info = LoadedModel(id: model.id, category: model.category, backend: remote.id, backendNote: note,
+                               contextLength: request.contextLength, threads: 0, estimatedMemoryBytes: 0, memoryBytes: 0,
+                               loadSeconds: monotonicSeconds() - start, loadedAt: Date(), lastUsedAt: Date())
+        return (handle, info)
+    }
+}
+
 extension BackendID {
     /// The endpoint name of a remote backend, else nil.
     public var remoteName: String? {

@@ -227,6 +227,11 @@ actor ResidencyManager {
 
     func isResident(_ id: String) -> Bool { residents[id] != nil }
 
+    /// The resident entry of `id` (its info and how many calls hold it), if resident.
+    func residentState(_ id: String) -> (info: LoadedModel, activeCalls: Int)? {
+        residents[id].map { ($0.info, $0.activeCalls) }
+    }
+
     /// The most recently used resident model of a category.
     func mostRecent(category: ModelCategory) -> String? {
         residents.values.filter { $0.info.category == category }.max { $0.info.lastUsedAt < $1.info.lastUsedAt }?.info.id

@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "RunAnywhereSherpa", targets: ["RunAnywhereSherpa"]),
         .library(name: "RunAnywhereLlamaCpp", targets: ["RunAnywhereLlamaCpp"]),
         .library(name: "RunAnywhereServer", targets: ["RunAnywhereServer"]),
+        .library(name: "RunAnywhereRemote", targets: ["RunAnywhereRemote"]),
         .executable(name: "runanywhere", targets: ["runanywhere"]),
     ],
     targets: [
@@ -63,8 +64,11 @@ let package = Package(
         // llama.cpp itself as a backend (BackendID.llamaCpp), loaded at run time when it is installed.
         .target(name: "RunAnywhereLlamaCpp", dependencies: ["RunAnywhereCore", "RunAnywhereGGUF", "CLlamaCpp"]),
 
-        // What apps import: the core with the default backends registered.
-        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereLlamaCpp", "RunAnywhereSherpa"]),
+        // A server speaking the OpenAI HTTP API as a backend (BackendID.remote), on the core's libcurl transfer.
+        .target(name: "RunAnywhereRemote", dependencies: ["RunAnywhereCore"]),
+
+        // What apps import: the core with the default backends registered (a remote one only when configured).
+        .target(name: "RunAnywhere", dependencies: ["RunAnywhereCore", "RunAnywhereNative", "RunAnywhereLlamaCpp", "RunAnywhereSherpa", "RunAnywhereRemote"]),
 
         // The OpenAI-compatible HTTP server (`runanywhere serve`) on libmicrohttpd, generating through the SDK.
         .target(name: "RunAnywhereServer", dependencies: ["RunAnywhere", "CMicroHTTPD"]),
@@ -77,7 +81,7 @@ let package = Package(
         ),
 
         // The command-line tool.
-        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereServer", "RunAnywhereTestSupport"]),
+        .executableTarget(name: "runanywhere", dependencies: ["RunAnywhere", "RunAnywhereLlamaCpp", "RunAnywhereRemote", "RunAnywhereServer", "RunAnywhereTestSupport"]),
 
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
@@ -118,6 +122,7 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["RunAnywhereImaging", "RunAnywhereGGUF"]),
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
+        .testTarget(name: "RemoteTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereRemote", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
         .testTarget(name: "ServerTests", dependencies: ["RunAnywhereServer", "RunAnywhere", "RunAnywhereCore", "RunAnywhereNative", "RunAnywhereTestSupport"]),
     ]

@@ -18,8 +18,10 @@ swift build --build-tests
 if [ $# -gt 0 ]; then
   exec swift test --disable-xctest --skip-build "$@"
 fi
-# Two runs: the download tests measure time (stall timeouts, cancellation latency, connection ramps, a disk that
+# Separate runs: the download tests measure time (stall timeouts, cancellation latency, connection ramps, a disk that
 # fills mid-transfer) against a loopback server, and on 2 cores they must not share the CPU with the suites that
 # saturate it (speech decoding, llama.cpp's spinning threads, engine references on every kernel path).
-swift test --disable-xctest --skip-build --skip "^DownloadTests\."
+# The remote backend's tests time read timeouts and refused connections too: a third run of their own.
+swift test --disable-xctest --skip-build --skip "^(DownloadTests|RemoteTests)\."
 swift test --disable-xctest --skip-build --filter "^DownloadTests\."
+swift test --disable-xctest --skip-build --filter "^RemoteTests\."

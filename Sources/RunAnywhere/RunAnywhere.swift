@@ -1,6 +1,7 @@
 @_exported import RunAnywhereCore
 import RunAnywhereLlamaCpp
 import RunAnywhereNative
+import RunAnywhereRemote
 import RunAnywhereSherpa
 import Synchronization
 
@@ -21,6 +22,12 @@ public enum RunAnywhere {
     /// The backends an instance gets unless it is given others, in the order they are tried.
     public static func defaultBackends() -> [any InferenceBackend] {
         [NativeBackend(), LlamaCppBackend(), SherpaOnnxBackend()]
+    }
+
+    /// The default backends, and a ``RemoteBackend`` for each endpoint the configuration lists (none unless the app
+    /// configured one: nothing leaves the device otherwise).
+    public static func defaultBackends(for configuration: RunAnywhereConfiguration) -> [any InferenceBackend] {
+        defaultBackends() + configuration.remoteEndpoints.map { RemoteBackend(endpoint: $0) }
     }
 
     /// The shared instance, created on first use with the default configuration.
@@ -58,8 +65,9 @@ public enum RunAnywhere {
 }
 
 extension RunAnywhereSDK {
-    /// Creates an instance over `configuration.storageRoot` with the default backends (``RunAnywhere/defaultBackends()``).
+    /// Creates an instance over `configuration.storageRoot` with the default backends and the configured remote ones
+    /// (``RunAnywhere/defaultBackends(for:)``).
     public convenience init(configuration: RunAnywhereConfiguration = RunAnywhereConfiguration()) {
-        self.init(configuration: configuration, backends: RunAnywhere.defaultBackends())
+        self.init(configuration: configuration, backends: RunAnywhere.defaultBackends(for: configuration))
     }
 }

@@ -18,12 +18,18 @@ public struct RunAnywhereConfiguration: Sendable {
     public var huggingFaceEndpoint: URL?
     /// Environment consulted for `HF_TOKEN`, `HF_HOME` and `HOME`.
     public var environment: [String: String]
+    /// OpenAI-compatible servers this app may send requests to (`import RunAnywhere` registers a backend
+    /// `.remote(name)` for each). Empty (the default): nothing ever leaves the device.
+    public var remoteEndpoints: [RemoteEndpoint]
+    /// When a request that could run on the device goes to a remote endpoint instead (default: never).
+    public var remoteRouting: RemoteRouting
 
     /// Creates a configuration. With no `storageRoot`, uses `$RUNANYWHERE_HOME`, else
     /// `$XDG_DATA_HOME/runanywhere`, else `~/.local/share/runanywhere`.
     public init(storageRoot: URL? = nil, remoteCatalogURL: URL? = nil, memoryBudgetBytes: Int64? = nil,
                 maxResidentModels: Int? = nil, trustedTokenHosts: Set<String> = [], huggingFaceEndpoint: URL? = nil,
-                environment: [String: String] = ProcessInfo.processInfo.environment) {
+                environment: [String: String] = ProcessInfo.processInfo.environment,
+                remoteEndpoints: [RemoteEndpoint] = [], remoteRouting: RemoteRouting = .never) {
         self.storageRoot = storageRoot ?? StorageLayout.defaultRoot(environment: environment)
         self.remoteCatalogURL = remoteCatalogURL ?? environment["RUNANYWHERE_CATALOG_URL"].flatMap(URL.init(string:))
         self.memoryBudgetBytes = memoryBudgetBytes
@@ -32,6 +38,8 @@ public struct RunAnywhereConfiguration: Sendable {
         self.huggingFaceEndpoint = huggingFaceEndpoint
             ?? environment["HF_ENDPOINT"].flatMap { $0.isEmpty ? nil : (URL(string: $0) ?? URL(fileURLWithPath: $0)) }
         self.environment = environment
+        self.remoteEndpoints = remoteEndpoints
+        self.remoteRouting = remoteRouting
     }
 }
 

@@ -60,6 +60,8 @@ struct CLI {
           RUNANYWHERE_SILERO_VAD       silero_vad.onnx, to cut long audio at silences
           RUNANYWHERE_LLAMACPP_LIB  folder of llama.cpp's libraries (default .runanywhere-deps/llamacpp/lib,
                              filled by scripts/install-llamacpp.sh)
+          RUNANYWHERE_REMOTE_URL      an OpenAI-compatible server for `run --backend remote`, `models list --remote`
+          RUNANYWHERE_REMOTE_API_KEY  its API key
           NO_COLOR           disable colours
 
         \(ExitCode.help)

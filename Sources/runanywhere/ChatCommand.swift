@@ -25,7 +25,8 @@ enum ChatCommand: Command {
         if args.option("prompt-file") != nil { throw UsageError("chat reads its messages from standard input; --prompt-file is for `runanywhere run`") }
         guard args.positionals.count == 1 else { throw UsageError("chat takes one model id; type the messages after it starts (or pipe them in)") }
         var options = try RunCommand.options(args, model: id)
-        if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
+        let remote = try RemoteOptions.configureIfPinned(args, id: id, options: options)
+        if !remote, let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: false)
         }
         let loaded = try await RunAnywhere.models.load(id: id, options: options.loadOptions ?? LoadOptions())

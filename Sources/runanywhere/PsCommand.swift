@@ -33,7 +33,7 @@ enum PsCommandRenderer {
             out += "No models loaded in this process.\n"
         } else {
             out += Output.table(["ID", "KIND", "BACKEND", "CONTEXT", "THREADS", "MEMORY", "LOADED IN"], state.loaded.map {
-                [$0.id, $0.category.rawValue, $0.backend.rawValue, $0.contextLength > 0 ? "\($0.contextLength)" : "-", "\($0.threads)",
+                [$0.id, $0.category.rawValue, $0.backend.rawValue, $0.contextLength > 0 ? "\($0.contextLength)" : "-", $0.threads > 0 ? "\($0.threads)" : "-",
                  ByteFormatter.string($0.memoryBytes), String(format: "%.2f s", $0.loadSeconds)]
             }) + "\n"
             for m in state.loaded {

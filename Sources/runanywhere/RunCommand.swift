@@ -24,11 +24,14 @@ enum RunCommand: Command {
           --system TEXT        system prompt
           --context-length N   context window to allocate
           --threads N          CPU threads (1 to 64; 4 a core on larger machines)
-          --backend B          native or llamacpp (also llama.cpp, llamaCpp; required: fails if that backend
+          --backend B          native, llamacpp or remote (also llama.cpp, llamaCpp; required: fails if that backend
                                cannot serve the model or llama.cpp is not installed, saying how to install it;
-                               without it the native engine serves what it supports, llama.cpp the rest)
+                               without it the native engine serves what it supports, llama.cpp the rest;
+                               remote sends the prompt to --remote-url and nowhere else)
           --raw                send the prompt as written, without the chat template
           --json               print the result as JSON instead of streaming text
+
+        \(RemoteOptions.help)
 
         Prompt and decode speeds are printed on stderr at the end.
         """
@@ -68,7 +71,10 @@ enum RunCommand: Command {
         switch text.lowercased().replacingOccurrences(of: ".", with: "").replacingOccurrences(of: "-", with: "").replacingOccurrences(of: "_", with: "") {
         case "native": return .native
         case "llamacpp": return .llamaCpp
-        default: throw UsageError("unknown backend '\(text)'; one of: native, llamacpp (llama.cpp)")
+        default:
+            // `remote` or `remote:NAME`: a configured remote endpoint (--remote-url).
+            if let backend = BackendID(rawValue: text), case .remote = backend { return backend }
+            throw UsageError("unknown backend '\(text)'; one of: native, llamacpp (llama.cpp), remote")
         }
     }
 
@@ -102,7 +108,8 @@ enum RunCommand: Command {
         return trimmed
     }
 
-    static let valued: Set<String> = ["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system", "context-length", "threads", "backend", "image", "prompt-file"]
+    static let valued: Set<String> = Set(["max-tokens", "temperature", "top-k", "top-p", "min-p", "repeat-penalty", "seed", "stop", "system",
+                                          "context-length", "threads", "backend", "image", "prompt-file"]).union(RemoteOptions.valued)
 
     static func run(arguments: [String]) async throws -> Int32 {
         let args = try Arguments(arguments, options: valued, flags: ["raw", "json"])
@@ -110,7 +117,8 @@ enum RunCommand: Command {
         let id = try args.positional(0, "model id")
         let options = try options(args, model: id)
         let prompt = try prompt(args)
-        if let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
+        let remote = try RemoteOptions.configureIfPinned(args, id: id, options: options)
+        if !remote, let model = await RunAnywhere.models.get(id: id), !model.isDownloaded {
             try await PullCommand.pull(id: id, quiet: false)
         }
         let images = args.values("image").map { VlmImage(contentsOf: URL(fileURLWithPath: $0)) }
@@ -122,7 +130,7 @@ enum RunCommand: Command {
         }
         let result = try await stream(prompt: prompt, images: images, options: options)
         reportSpeed(result)
-        if let note = await RunAnywhere.models.state().loaded.first(where: { $0.id == id })?.backendNote {
+        if let note = result.backendNote {
             Output.stderr("[\(result.backend.rawValue): \(note)]")
         }
         return ExitCode.ok

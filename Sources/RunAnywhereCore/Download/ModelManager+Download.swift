@@ -13,9 +13,13 @@ extension ModelManager {
     ///     if case .progress(let p) = event { print(p.percent ?? 0) }
     /// }
     /// ```
-    /// - Throws: `.modelNotFound` for an unknown id, `.invalidConfiguration` for an id that cannot exist.
+    /// - Throws: `.modelNotFound` for an unknown id, `.invalidConfiguration` for an id that cannot exist or a model
+    ///   that exists only on a remote endpoint.
     public func download(id: String) async throws -> AsyncThrowingStream<DownloadEvent, any Error> {
         let model = try await require(id)
+        if model.source == .remote {
+            throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is served by a remote endpoint and has no files to download: use it directly (llm.generate, models.load) and the server runs it.", modelId: id)
+        }
         if model.isDownloaded {
             return AsyncThrowingStream { continuation in
                 continuation.yield(.completed(model))

@@ -40,6 +40,9 @@ public struct GenerationResult: Sendable, Hashable, Codable {
     /// since the previous call on the same model) and did not read again: a chat turn costs only its new tokens.
     /// ``promptTokensPerSecond`` counts all of ``promptTokens`` over the time spent on the rest.
     public var reusedPromptTokens: Int = 0
+    /// Which backend served the call and why, when it was not simply the first on-device choice (a fallback, a
+    /// remote endpoint chosen by routing), and anything about how the figures were obtained; else nil.
+    public var backendNote: String?
 }
 
 /// What `generateStream` yields: text as it is produced, then the result.

@@ -47,10 +47,13 @@ public struct BackendGenerationStats: Sendable, Hashable {
     public var droppedHistoryTurns: Int
     /// Tokens at the start of the prompt found in the KV cache from the previous generation and not evaluated again.
     public var reusedPromptTokens: Int
+    /// Something the caller should know about how these figures were obtained (a server that reported no token
+    /// counts), else nil. Shown in `GenerationResult.backendNote`.
+    public var note: String?
 
     /// Creates statistics.
     public init(promptTokens: Int, outputTokens: Int, promptSeconds: Double, decodeSeconds: Double, finishReason: FinishReason,
-                droppedHistoryTurns: Int = 0, reusedPromptTokens: Int = 0) {
+                droppedHistoryTurns: Int = 0, reusedPromptTokens: Int = 0, note: String? = nil) {
         self.reusedPromptTokens = reusedPromptTokens
         self.promptTokens = promptTokens
         self.outputTokens = outputTokens
@@ -58,6 +61,7 @@ public struct BackendGenerationStats: Sendable, Hashable {
         self.decodeSeconds = decodeSeconds
         self.finishReason = finishReason
         self.droppedHistoryTurns = droppedHistoryTurns
+        self.note = note
     }
 }
 
@@ -90,6 +94,10 @@ public protocol InferenceBackend: Sendable {
     func inspect(_ model: ModelInfo) throws -> ModelInfo?
     /// Gives memory freed by unloaded models back to the system (the default does nothing).
     func releaseFreedMemory()
+    /// Whether it runs models on this device from their files (the default, true), or sends requests to a server
+    /// (false: it needs no downloaded files and is chosen only when pinned, for models only a server has, or by the
+    /// configuration's ``RemoteRouting``).
+    var runsOnDevice: Bool { get }
 }
 
 /// A load in progress: the model opened by ``InferenceBackend/prepare(_:contextLength:)`` and its memory estimate.
@@ -108,6 +116,9 @@ extension InferenceBackend {
     public func inspect(_ model: ModelInfo) throws -> ModelInfo? { nil }
 
     public func releaseFreedMemory() {}
+
+    /// True: a backend runs models on the device unless it says otherwise.
+    public var runsOnDevice: Bool { true }
 }
 
 /// The default ``PreparedLoad``: an estimate, then the backend's own load.

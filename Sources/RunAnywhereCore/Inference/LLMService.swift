@@ -61,8 +61,8 @@ public final class LLMService: Sendable {
         let firstToken = Mutex<Double?>(nil)
         let text = Mutex<String>("")
         let request = BackendGenerationRequest(prompt: prompt, options: options)
-        let (stats, info) = try await models.residency.withLease(id) { handle, info in
-            let stats = try await BlockingWork.run(name: "runanywhere-generate") { flag in
+        @Sendable func generate(on handle: any BackendModel, _ info: LoadedModel) async throws -> BackendGenerationStats {
+            try await BlockingWork.run(name: "runanywhere-generate") { flag in
                 let onText = { (piece: String) in
                     firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
                     text.withLock { $0 += piece }
@@ -79,7 +79,13 @@ public final class LLMService: Sendable {
                 }
                 return try model.generate(request, onText: onText, shouldContinue: { !flag.isCancelled })
             }
-            return (stats, info)
+        }
+        let stats: BackendGenerationStats, info: LoadedModel
+        // A model busy with another call may send this one to a remote endpoint (RemoteRouting .busy) instead of waiting.
+        if images == nil, let model = await models.get(id: id), let detour = try await models.residency.busyDetour(model) {
+            (stats, info) = (try await generate(on: detour.handle, detour.info), detour.info)
+        } else {
+            (stats, info) = try await models.residency.withLease(id) { handle, info in (try await generate(on: handle, info), info) }
         }
         let ttft = (firstToken.withLock { $0 } ?? monotonicSeconds()) - start
         let result = GenerationResult(
@@ -88,7 +94,13 @@ public final class LLMService: Sendable {
             timeToFirstTokenSeconds: ttft,
             promptTokensPerSecond: stats.promptSeconds > 0 ? Double(stats.promptTokens) / stats.promptSeconds : 0,
             tokensPerSecond: stats.decodeSeconds > 0 ? Double(max(0, stats.outputTokens - 1)) / stats.decodeSeconds : 0,
-            finishReason: stats.finishReason, droppedHistoryTurns: stats.droppedHistoryTurns, reusedPromptTokens: stats.reusedPromptTokens)
+            finishReason: stats.finishReason, droppedHistoryTurns: stats.droppedHistoryTurns, reusedPromptTokens: stats.reusedPromptTokens,
+            backendNote: [info.backendNote, stats.note].compactMap { $0 }.joined(separator: "; ").nilIfEmpty)
         continuation.yield(.completed(result))
     }
+}
+
+extension String {
+    /// Nil for the empty string.
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

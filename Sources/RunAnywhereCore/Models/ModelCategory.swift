@@ -78,4 +78,6 @@ public enum ModelSource: String, Sendable, Hashable, Codable, CaseIterable {
     /// A GGUF file already on this machine, imported with `models.importLocal` (hard link, symbolic link or copy).
     /// Deleting it removes the link or copy and the registration, never the original file.
     case imported
+    /// Served by a remote endpoint (``RemoteEndpoint``) and nowhere else: there is nothing to download.
+    case remote
 }

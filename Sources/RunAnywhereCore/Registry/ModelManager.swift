@@ -32,10 +32,11 @@ public final class ModelManager: Sendable {
         }
         self.catalogError = catalogError
         let backends = BackendSet(backends)
-        registry = ModelRegistry(layout: layout, builtIn: builtIn, backends: backends)
+        registry = ModelRegistry(layout: layout, builtIn: builtIn, backends: backends,
+                                 served: configuration.remoteEndpoints.flatMap { e in e.models.map { Self.servedInfo($0, endpoint: e) } })
         downloads = DownloadCoordinator(layout: layout, registry: registry, tokens: tokens)
         residency = ResidencyManager(backends: backends, memoryBudget: configuration.memoryBudgetBytes,
-                                     maxResident: configuration.maxResidentModels)
+                                     maxResident: configuration.maxResidentModels, routing: configuration.remoteRouting)
     }
 
     /// The storage root in use.

@@ -27,14 +27,17 @@ actor ModelRegistry {
     let layout: StorageLayout
     private let builtIn: [ModelInfo]
     private var remote: [ModelInfo] = []
+    /// Models that exist only on a remote endpoint (configured or registered in this process; never written to disk).
+    private var served: [ModelInfo] = []
     private var cache: [String: (mtime: timespec, size: Int64, manifest: ModelManifest)] = [:]
     private var lastProblems: [String: String] = [:]
 
     /// Inspects downloaded files (``InferenceBackend/inspect(_:)``).
     let backends: BackendSet
 
-    init(layout: StorageLayout, builtIn: [ModelInfo], backends: BackendSet) {
+    init(layout: StorageLayout, builtIn: [ModelInfo], backends: BackendSet, served: [ModelInfo] = []) {
         self.backends = backends
+        self.served = served
         self.layout = layout
         self.builtIn = builtIn
         if let data = try? Data(contentsOf: layout.remoteCatalogCache),
@@ -57,7 +60,17 @@ actor ModelRegistry {
         for m in builtIn { add(m) }
         for m in remote where !builtIn.contains(where: { $0.id == m.id }) { add(m) }
         for (_, entry) in local.sorted(by: { $0.key < $1.key }) { add(entry) }
+        for m in served where byId[m.id] == nil { add(m) }
         return order.compactMap { byId[$0] }
+    }
+
+    /// Adds (or replaces) models that exist only on a remote endpoint. An id the catalog or the disk already has
+    /// is not listed twice: the endpoint then serves that model (``RemoteEndpoint/models``).
+    func setServed(_ models: [ModelInfo]) {
+        for m in models {
+            served.removeAll { $0.id == m.id }
+            served.append(m)
+        }
     }
 
     /// The model with this id, compared without case (an id stored before ids were lower-cased is still found).

@@ -27,7 +27,7 @@ extension ModelManager {
         guard need.categories.contains(model.category) else {
             throw RunAnywhereError(.invalidConfiguration, "Model '\(id)' is a \(model.category.rawValue) model, not a \(need.kind).", modelId: id)
         }
-        if !model.isDownloaded {
+        if !model.isDownloaded, !residency.mayServeRemotely(model, loadOptions) {
             model = try await downloadToCompletion(id: model.id)
         }
         if await residency.isResident(model.id), loadOptions == nil {

@@ -21,17 +21,20 @@ actor ResidencyManager {
         var threads: Int
     }
 
-    private let backends: BackendSet
+    let backends: BackendSet
     private var residents: [String: Resident] = [:]
     private var loading: [String: (key: LoadKey, task: Task<LoadedModel, any Error>)] = [:]
     private let memoryBudget: Int64?
     private let maxResident: Int?
+    /// When requests may go to a remote endpoint instead of the device.
+    let routing: RemoteRouting
     /// Where available memory comes from (replaceable in tests).
     private let availableMemory: @Sendable () -> Int64?
 
-    init(backends: BackendSet, memoryBudget: Int64?, maxResident: Int?,
+    init(backends: BackendSet, memoryBudget: Int64?, maxResident: Int?, routing: RemoteRouting = .never,
          availableMemory: @escaping @Sendable () -> Int64? = SystemMemory.loadableBytes) {
         self.backends = backends
+        self.routing = routing
         self.memoryBudget = memoryBudget
         self.maxResident = maxResident
         self.availableMemory = availableMemory
@@ -85,43 +88,18 @@ actor ResidencyManager {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength must be at least 16 tokens (got \(c)).", modelId: model.id)
         }
 
-        // Backends, in the order asked for, then any that can serve the model.
-        var chosen: (any InferenceBackend)?
-        for pref in options.backendPreferences {
-            guard let backend = backends.backend(pref.backend) else {
-                let why = "backend \(pref.backend.rawValue) is not available in this build"
-                if pref.required { throw RunAnywhereError(.backendUnavailable, "Cannot load '\(model.id)': \(why), and it is required.", modelId: model.id) }
-                notes.append("\(why); fell back")
-                continue
-            }
-            if let why = backend.cannotServe(model) {
-                if pref.required { throw RunAnywhereError(.backendUnavailable, "Backend \(pref.backend.rawValue) cannot serve '\(model.id)': \(why).", modelId: model.id) }
-                notes.append("\(pref.backend.rawValue) cannot serve it (\(why)); fell back")
-                continue
-            }
-            chosen = backend
-            break
+        let choice = try chooseBackend(model, options)
+        notes += choice.notes
+        let backend = choice.backend
+        if backend.runsOnDevice, !model.isDownloaded || model.primaryFilePath == nil {
+            throw RunAnywhereError(.modelNotDownloaded, "Model '\(model.id)' is not on disk. Download it first with models.download(id:) or `runanywhere models pull \(model.id)`.", modelId: model.id)
         }
-        if chosen == nil {
-            var reasons: [String] = []
-            for b in backends.ordered {
-                if let why = b.cannotServe(model) { reasons.append("\(b.id.rawValue): \(why)") } else { chosen = b; break }
-            }
-            if let chosen, !reasons.isEmpty {
-                // Not the first backend in order: say which could not and why.
-                notes.append("\(reasons.joined(separator: "; ")); \(chosen.id.rawValue) serves it")
-            }
-            if chosen == nil {
-                throw RunAnywhereError(.backendUnavailable, "No backend can serve '\(model.id)' (\(model.framework.rawValue), \(model.format.rawValue)): \(reasons.isEmpty ? "no backend is registered" : reasons.joined(separator: "; ")).", modelId: model.id)
-            }
-        }
-        guard let backend = chosen else { throw RunAnywhereError(.backendUnavailable, "No backend for '\(model.id)'.", modelId: model.id) }
         let prepared = try backend.prepare(model, contextLength: options.contextLength)
         let estimate = prepared.estimate
         if let c = options.contextLength, let maxC = estimate.maximumContextLength, c > maxC {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength \(c) exceeds the maximum of '\(model.id)' (\(maxC) tokens).", modelId: model.id)
         }
-        let threads = options.threads ?? min(max(1, ProcessInfo.processInfo.activeProcessorCount), 8)
+        let threads = backend.runsOnDevice ? options.threads ?? min(max(1, ProcessInfo.processInfo.activeProcessorCount), 8) : 0
         let key = LoadKey(backend: backend.id, contextLength: estimate.contextLength, threads: threads)
         return Plan(backend: backend, note: notes.isEmpty ? nil : notes.joined(separator: "; "), key: key, prepared: prepared)
     }
@@ -130,19 +108,20 @@ actor ResidencyManager {
 
     /// Loads (or returns the already-resident) model.
     func load(_ model: ModelInfo, options: LoadOptions, evictIfNeeded: Bool = false) async throws -> LoadedModel {
-        guard model.isDownloaded, model.primaryFilePath != nil else {
+        if !model.isDownloaded || model.primaryFilePath == nil, !mayServeRemotely(model, options) {
             throw RunAnywhereError(.modelNotDownloaded, "Model '\(model.id)' is not on disk. Download it first with models.download(id:) or `runanywhere models pull \(model.id)`.", modelId: model.id)
         }
-        let plan = try plan(model, options)
-        if !options.forceReload, var resident = residents[model.id], resident.key == plan.key {
-            resident.info.lastUsedAt = Date()
-            residents[model.id] = resident
-            return resident.info
+        var plan = try plan(model, options)
+        if let ready = try await alreadyLoaded(model.id, plan.key, options) { return ready }
+        do {
+            try makeRoom(for: model.id, needed: plan.estimate.totalBytes, evict: evictIfNeeded)
+        } catch let error as RunAnywhereError where error.code == .insufficientMemory {
+            // The routing may send what does not fit to a remote endpoint, saying so.
+            guard let rerouted = try reroute(plan, model, options, why: error.message) else { throw error }
+            plan = rerouted
+            if let ready = try await alreadyLoaded(model.id, plan.key, options) { return ready }
+            try makeRoom(for: model.id, needed: plan.estimate.totalBytes, evict: evictIfNeeded)
         }
-        if !options.forceReload, let pending = loading[model.id], pending.key == plan.key {
-            return try await pending.task.value
-        }
-        try makeRoom(for: model.id, needed: plan.estimate.totalBytes, evict: evictIfNeeded)
         let estimate = plan.estimate
         let backend = plan.backend
         let prepared = plan.prepared
@@ -165,6 +144,19 @@ actor ResidencyManager {
             if loading[model.id]?.key == plan.key { loading[model.id] = nil }
             throw error
         }
+    }
+
+    /// The resident model (or the load under way) of `id` with this key, unless a reload is forced.
+    private func alreadyLoaded(_ id: String, _ key: LoadKey, _ options: LoadOptions) async throws -> LoadedModel? {
+        if !options.forceReload, var resident = residents[id], resident.key == key {
+            resident.info.lastUsedAt = Date()
+            residents[id] = resident
+            return resident.info
+        }
+        if !options.forceReload, let pending = loading[id], pending.key == key {
+            return try await pending.task.value
+        }
+        return nil
     }
 
     private func finishLoad(_ id: String, key: LoadKey, info: LoadedModel, handle: any BackendModel) {
@@ -233,6 +225,11 @@ actor ResidencyManager {
     }
 
     func isResident(_ id: String) -> Bool { residents[id] != nil }
+
+    /// The resident entry of `id` (its info and how many calls hold it), if resident.
+    func residentState(_ id: String) -> (info: LoadedModel, activeCalls: Int)? {
+        residents[id].map { ($0.info, $0.activeCalls) }
+    }
 
     /// The most recently used resident model of a category.
     func mostRecent(category: ModelCategory) -> String? {

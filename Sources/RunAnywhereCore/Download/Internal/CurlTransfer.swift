@@ -52,15 +52,32 @@ package struct TransferOptions: Sendable, Hashable {
     package var maxRedirects: Int = 10
     /// The `User-Agent` sent.
     package var userAgent: String = RunAnywhereSDK.userAgent
+    /// Hand every final response to the sink, errors (4xx, 5xx) included, instead of classifying them here
+    /// (an API client reads the server's error document itself).
+    package var deliversErrorResponses: Bool = false
 
-    package init(connectTimeout: Double = 30, stallTimeout: Double = 60, maxRedirects: Int = 10) {
+    package init(connectTimeout: Double = 30, stallTimeout: Double = 60, maxRedirects: Int = 10, deliversErrorResponses: Bool = false) {
         self.connectTimeout = connectTimeout
         self.stallTimeout = stallTimeout
         self.maxRedirects = maxRedirects
+        self.deliversErrorResponses = deliversErrorResponses
     }
 }
 
-/// One HTTP GET through libcurl, blocking the calling thread (use ``BlockingWork`` from async code).
+/// What happened to a transfer, for callers that must know whether a failed request reached the server (an API
+/// client repeats only a request that never did).
+package final class TransferReport: @unchecked Sendable {
+    /// Whether a connection to the server was made (so the request may have been sent).
+    package var connected = false
+    /// Whether the transfer ended because no byte arrived within the stall timeout.
+    package var stalled = false
+    /// libcurl's own words for the failure ("Failed to connect to … port …"), else empty.
+    package var detail = ""
+
+    package init() {}
+}
+
+/// One HTTP request through libcurl (a GET, or a POST of ``HTTPRequest/body``), blocking the calling thread (use ``BlockingWork`` from async code).
 ///
 /// Redirects are followed here, not by libcurl, so `Authorization` goes only to the origin it was
 /// given for. Only http and https are spoken. The body streams into a ``TransferSink`` in small
@@ -77,7 +94,9 @@ package enum CurlTransfer {
         options: TransferOptions = TransferOptions(),
         sink: any TransferSink,
         cancellation: CancellationFlag,
-        connection: CurlConnection? = nil
+        connection: CurlConnection? = nil,
+        shouldContinue: (() -> Bool)? = nil,
+        report: TransferReport? = nil
     ) throws -> HTTPResponseHead {
         guard CurlGlobal.ensureInitialized() else {
             throw TransferError.permanent(RunAnywhereError(.downloadFailed, "libcurl could not be initialised."))
@@ -95,11 +114,15 @@ package enum CurlTransfer {
             let sendAuthorization = request.authorization != nil && URLOrigin(url) == origin
             let outcome = try performOnce(request, url: url, sendAuthorization: sendAuthorization, redirects: hops,
                                           options: options, sink: sink, cancellation: cancellation,
-                                          connection: handle)
+                                          connection: handle, shouldContinue: shouldContinue, report: report)
             switch outcome {
             case .finished(let head):
                 return head
             case .redirect(let head, let location):
+                guard request.body == nil else {
+                    throw TransferError.permanent(RunAnywhereError(.invalidConfiguration,
+                        "\(url.absoluteString) redirected a POST to '\(withoutCredentials(location))'; use the final URL."))
+                }
                 guard let next = URL(string: location, relativeTo: url)?.absoluteURL,
                       next.isHTTPOrHTTPS, next.host != nil else {
                     throw TransferError.permanent(RunAnywhereError(.downloadFailed,
@@ -119,7 +142,7 @@ package enum CurlTransfer {
     }
 
     /// `location` with any `user:password@` part removed, for messages.
-    static func withoutCredentials(_ location: String) -> String {
+    package static func withoutCredentials(_ location: String) -> String {
         guard var parts = URLComponents(string: location) else {
             return location.contains("@") ? "(a URL with credentials)" : location
         }
@@ -137,13 +160,15 @@ package enum CurlTransfer {
     // swiftlint:disable:next function_body_length
     private static func performOnce(
         _ request: HTTPRequest, url: URL, sendAuthorization: Bool, redirects: [HTTPResponseHead],
-        options: TransferOptions, sink: any TransferSink, cancellation: CancellationFlag, connection: CurlConnection
+        options: TransferOptions, sink: any TransferSink, cancellation: CancellationFlag, connection: CurlConnection,
+        shouldContinue: (() -> Bool)?, report: TransferReport?
     ) throws -> Outcome {
         // A reset handle forgets every option of the last request but keeps its open connections.
         let easy = connection.easy, multi = connection.multi
         curl_easy_reset(easy)
 
-        let context = TransferContext(url: url, redirects: redirects, sink: sink, cancellation: cancellation)
+        let context = TransferContext(url: url, redirects: redirects, sink: sink, cancellation: cancellation,
+                                      deliversErrors: options.deliversErrorResponses)
         let contextPointer = Unmanaged.passUnretained(context).toOpaque()
         let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
@@ -158,6 +183,9 @@ package enum CurlTransfer {
             if let validator = request.ifRange { lines.append("If-Range: \(validator)") }
         }
         lines.append("Accept-Encoding: identity")
+        if request.body != nil, !request.headers.keys.contains(where: { $0.lowercased() == "content-type" }) {
+            lines.append("Content-Type: application/json")
+        }
         for line in lines { headerList = curl_slist_append(headerList, line) }
 
         var setup = CURLE_OK
@@ -174,6 +202,13 @@ package enum CurlTransfer {
         set(ra_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, contextPointer))
         set(ra_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, contextPointer))
         set(ra_curl_setopt_pointer(easy, CURLOPT_XFERINFODATA, contextPointer))
+        if let body = request.body {
+            // libcurl copies the body (COPYPOSTFIELDS reads POSTFIELDSIZE first), so it need not outlive this call.
+            set(ra_curl_setopt_off(easy, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count)))
+            (body.isEmpty ? Data([0]) : body).withUnsafeBytes { bytes in
+                set(ra_curl_setopt_pointer(easy, CURLOPT_COPYPOSTFIELDS, UnsafeMutableRawPointer(mutating: bytes.baseAddress)))
+            }
+        }
         set(ra_curl_setopt_long(easy, CURLOPT_NOPROGRESS, 0))
         set(ra_curl_setopt_header_cb(easy) { buffer, size, count, userdata in
             guard let buffer, let userdata else { return 0 }
@@ -212,10 +247,18 @@ package enum CurlTransfer {
             if ra_curl_multi_next_result(multi, &result) != 0 { finished = true; break }
             if running == 0 { break }
             if cancellation.isCancelled || context.abortReason != nil { break }
+            if let shouldContinue, !shouldContinue() { cancellation.cancel(); break }
             if monotonicSeconds() - context.lastActivity > options.stallTimeout { stalled = true; break }
             _ = curl_multi_poll(multi, nil, 0, pollIntervalMilliseconds, nil)
         }
 
+        if let report {
+            var connectTime: curl_off_t = 0
+            _ = ra_curl_getinfo_off(easy, CURLINFO_CONNECT_TIME_T, &connectTime)
+            report.connected = report.connected || connectTime > 0 || context.head != nil
+            report.stalled = stalled
+            report.detail = finished && result != CURLE_OK ? String(cString: errorBuffer) : ""
+        }
         if let error = context.sinkError { throw error }
         if cancellation.isCancelled { throw TransferError.cancelled }
         if stalled {
@@ -316,7 +359,11 @@ final class TransferContext {
     var abortReason: String?
     var lastActivity = monotonicSeconds()
 
-    init(url: URL, redirects: [HTTPResponseHead], sink: any TransferSink, cancellation: CancellationFlag) {
+    /// Whether error responses go to the sink too (``TransferOptions/deliversErrorResponses``).
+    let deliversErrors: Bool
+
+    init(url: URL, redirects: [HTTPResponseHead], sink: any TransferSink, cancellation: CancellationFlag, deliversErrors: Bool = false) {
+        self.deliversErrors = deliversErrors
         self.url = url
         self.redirects = redirects
         self.sink = sink
@@ -349,7 +396,7 @@ final class TransferContext {
             disposition = .redirect(location)
             return true
         }
-        if (200..<300).contains(status) || status == 416 {
+        if (200..<300).contains(status) || status == 416 || deliversErrors {
             do {
                 disposition = try sink.receive(head: head) ? .body : .stop
             } catch {

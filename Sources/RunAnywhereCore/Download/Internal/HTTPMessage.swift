@@ -1,9 +1,12 @@
 import Foundation
 
-/// One HTTP GET as the downloader wants it sent.
+/// One HTTP request: a GET as the downloader wants it sent, or a POST with a body (remote backends).
 package struct HTTPRequest: Sendable, Hashable {
     /// The URL to fetch (http or https only).
     package var url: URL
+    /// The body of a POST (sent with `Content-Type: application/json` unless ``headers`` say otherwise); nil sends
+    /// a GET. A POST is never repeated after a redirect.
+    package var body: Data?
     /// Extra request headers. Do not put `Authorization` here: use ``authorization``.
     package var headers: [String: String]
     /// The value of an `Authorization` header, sent only to the scheme, host and port of ``url``
@@ -17,8 +20,9 @@ package struct HTTPRequest: Sendable, Hashable {
     package var ifRange: String?
 
     package init(url: URL, headers: [String: String] = [:], authorization: String? = nil,
-                 rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil) {
+                 rangeStart: Int64? = nil, rangeEnd: Int64? = nil, ifRange: String? = nil, body: Data? = nil) {
         self.url = url
+        self.body = body
         self.headers = headers
         self.authorization = authorization
         self.rangeStart = rangeStart

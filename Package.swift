@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "ImagingTests", dependencies: ["RunAnywhereImaging", "RunAnywhereGGUF"]),
         .testTarget(name: "SpeechTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereSherpa", "CSherpaOnnx", "RunAnywhereTestSupport"]),
         .testTarget(name: "LlamaCppTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereLlamaCpp", "RunAnywhereGGUF", "RunAnywhereTestSupport"]),
-        .testTarget(name: "RemoteTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereRemote", "RunAnywhereTestSupport"]),
+        .testTarget(name: "RemoteTests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereRemote", "RunAnywhereServer", "RunAnywhereTestSupport"]),
         .testTarget(name: "CLITests", dependencies: ["RunAnywhere", "RunAnywhereCore", "RunAnywhereTestSupport"]),
         .testTarget(name: "ServerTests", dependencies: ["RunAnywhereServer", "RunAnywhere", "RunAnywhereCore", "RunAnywhereNative", "RunAnywhereTestSupport"]),
     ]

@@ -27,6 +27,14 @@ struct CompletionResponse: Sendable {
         }
     }
 
+    /// vLLM's `stop_reason` beside `finish_reason`: the stop sequence that ended the text, so that a client can tell
+    /// it from the end of generation (our remote backend reads it). Given when the request had one stop sequence;
+    /// with several the SDK does not say which matched, and it is null as for any other ending.
+    func stopReason(_ r: GenerationResult) -> JSONValue {
+        guard r.finishReason == .stopSequence, job.options.stopSequences.count == 1, let stop = job.options.stopSequences.first else { return nil }
+        return .string(stop)
+    }
+
     /// The `usage` block.
     static func usage(_ r: GenerationResult) -> JSONValue {
         ["prompt_tokens": .int(Int64(r.promptTokens)), "completion_tokens": .int(Int64(r.outputTokens)),
@@ -44,8 +52,9 @@ struct CompletionResponse: Sendable {
     func full(_ r: GenerationResult) -> JSONValue {
         let finish = JSONValue.string(Self.finishReason(r.finishReason))
         let choice: JSONValue = job.kind == .chat
-            ? ["index": 0, "message": ["role": "assistant", "content": .string(r.text)], "logprobs": nil, "finish_reason": finish]
-            : ["index": 0, "text": .string(r.text), "logprobs": nil, "finish_reason": finish]
+            ? ["index": 0, "message": ["role": "assistant", "content": .string(r.text)], "logprobs": nil, "finish_reason": finish,
+               "stop_reason": stopReason(r)]
+            : ["index": 0, "text": .string(r.text), "logprobs": nil, "finish_reason": finish, "stop_reason": stopReason(r)]
         return envelope(object, model: r.modelId, choices: [choice], extra: ["usage": Self.usage(r)])
     }
 
@@ -67,8 +76,8 @@ struct CompletionResponse: Sendable {
     func closingChunk(_ r: GenerationResult) -> JSONValue {
         let finish = JSONValue.string(Self.finishReason(r.finishReason))
         let choice: JSONValue = job.kind == .chat
-            ? ["index": 0, "delta": [:], "logprobs": nil, "finish_reason": finish]
-            : ["index": 0, "text": "", "logprobs": nil, "finish_reason": finish]
+            ? ["index": 0, "delta": [:], "logprobs": nil, "finish_reason": finish, "stop_reason": stopReason(r)]
+            : ["index": 0, "text": "", "logprobs": nil, "finish_reason": finish, "stop_reason": stopReason(r)]
         return envelope(chunkObject, model: r.modelId, choices: [choice])
     }
 

@@ -55,6 +55,13 @@ RA_DOTPROD RA_INLINE int32x4_t idot32_sdot(int8x16_t a0, int8x16_t a1, int8x16_t
 }
 #endif
 
+// A half's float value by FCVT from its stored bits: exactly ra_f16_table's value, one load instead of two.
+RA_INLINE float ra_neon_h2f(const uint16_t *p) {
+    __fp16 h;
+    memcpy(&h, p, 2);
+    return (float)h;
+}
+
 // Activation row k of a batch (rows xs bytes apart).
 #define RA_XROW(x, xs, k) ((const void *)((const uint8_t *)(x) + (int64_t)(k) * (xs)))
 

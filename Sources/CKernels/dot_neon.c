@@ -81,11 +81,15 @@ RA_INLINE int64_t q32_bytes(const int kind) {
     }
 }
 
-// 0x10 in byte j of the result where bit j of the 16 bits qh[0], qh[1] (XOR flip) is set: two table entries loaded
-// straight into the vector register (ra_bit16_table spreads a byte's bits to 0x10s).
-RA_INLINE uint8x16_t fifth_bits16(const uint8_t *qh, const int flip) {
-    const uint64x1_t t0 = vld1_u64(&ra_bit16_table[qh[0] ^ flip]);
-    return vreinterpretq_u8_u64(vld1q_lane_u64(&ra_bit16_table[qh[1] ^ flip], vcombine_u64(t0, t0), 1));
+// 0x10 in byte j of *lo (bits 0..15) and *hi (bits 16..31) where bit j of the 32-bit qh (inverted when flip) is
+// set: qh loaded once, each byte's 8 bytes of ra_bit16_table loaded straight into a vector half.
+RA_INLINE void fifth_bits(const uint8_t *qh, const int flip, uint8x16_t *lo, uint8x16_t *hi) {
+    uint32_t b;
+    memcpy(&b, qh, 4);
+    if (flip) b = ~b;
+    const uint64_t *t = ra_bit16_table;
+    *lo = vreinterpretq_u8_u64(vcombine_u64(vld1_u64(&t[b & 0xff]), vld1_u64(&t[(b >> 8) & 0xff])));
+    *hi = vreinterpretq_u8_u64(vcombine_u64(vld1_u64(&t[(b >> 16) & 0xff]), vld1_u64(&t[b >> 24])));
 }
 
 // The weight block at a as int8 elements 0..15 (*lo) and 16..31 (*hi), its scale *d and (Q4_1/Q5_1) min *m.
@@ -101,12 +105,16 @@ RA_INLINE void q32_decode(const uint8_t *a, const int kind, int8x16_t *lo, int8x
     const uint8_t *qh = a + 2 + 2 * with_min, *qs = qh + 4 * five;   // (layouts of kernels_internal.h)
     if (with_min) *m = ra_neon_h2f((const uint16_t *)(const void *)(a + 2));
     const uint8x16_t q = vld1q_u8(qs), l = vandq_u8(q, m4), h = vshrq_n_u8(q, 4);
-    if (kind == RA_NQ_Q5_0) {   // (nibble | bit << 4) - 16 = nibble - 0x10 where the bit is clear
-        *lo = vreinterpretq_s8_u8(vsubq_u8(l, fifth_bits16(qh, 0xff)));
-        *hi = vreinterpretq_s8_u8(vsubq_u8(h, fifth_bits16(qh + 2, 0xff)));
-    } else if (kind == RA_NQ_Q5_1) {
-        *lo = vreinterpretq_s8_u8(vorrq_u8(l, fifth_bits16(qh, 0)));
-        *hi = vreinterpretq_s8_u8(vorrq_u8(h, fifth_bits16(qh + 2, 0)));
+    if (five) {
+        uint8x16_t bl, bh;
+        fifth_bits(qh, kind == RA_NQ_Q5_0, &bl, &bh);
+        if (kind == RA_NQ_Q5_0) {   // (nibble | bit << 4) - 16 = nibble - 0x10 where the bit is clear
+            *lo = vreinterpretq_s8_u8(vsubq_u8(l, bl));
+            *hi = vreinterpretq_s8_u8(vsubq_u8(h, bh));
+        } else {
+            *lo = vreinterpretq_s8_u8(vorrq_u8(l, bl));
+            *hi = vreinterpretq_s8_u8(vorrq_u8(h, bh));
+        }
     } else {
         const int8x16_t off = vdupq_n_s8(kind == RA_NQ_Q4_0 ? 8 : 0);
         *lo = vsubq_s8(vreinterpretq_s8_u8(l), off);
@@ -141,13 +149,19 @@ RA_INLINE void q32_rows(int64_t n, const void *w, const void *x, int64_t xs, con
     float accm0[4], accm1[4];
     for (int k = 0; k < nx; k++) { acc0[k] = acc1[k] = vdupq_n_f32(0); accm0[k] = accm1[k] = 0; }
     const int64_t bb = q32_bytes(kind), xb = kind == RA_NQ_Q4_1 || kind == RA_NQ_Q5_1 ? 36 : 34;
-    const uint8_t *a = w, *y = x;
-    for (int64_t j = n / 64; j > 0; j--, a += 2 * bb, y += 2 * xb) {
-        __builtin_prefetch(a + RA_PREFETCH_DISTANCE, 0, 3);
-        q32_step(a, y, xs, nx, acc0, accm0, idot32, kind);
-        q32_step(a + bb, y + xb, xs, nx, acc1, accm1, idot32, kind);
+    // (even and odd blocks through pointers of their own, which the empty asm keeps the compiler from folding
+    // into one base plus offsets, so that a block's quants load as one pair: LDP q, q)
+    // The pointers point at the quants (aq: the last field of the weight block, yq: of the activation block), the
+    // fields before them are read at negative offsets: the 32 quants of a block are then one LDP q, q.
+    const int64_t wq = bb - 16 - 16 * (kind == RA_NQ_Q8_0), yo = xb - 32;
+    const uint8_t *aq = (const uint8_t *)w + wq, *aq1 = aq + bb, *yq = (const uint8_t *)x + yo, *yq1 = yq + xb;
+    for (int64_t j = n / 64; j > 0; j--, aq += 2 * bb, aq1 += 2 * bb, yq += 2 * xb, yq1 += 2 * xb) {
+        __asm__("" : "+r"(aq), "+r"(aq1), "+r"(yq), "+r"(yq1));
+        ra_prefetch_ahead(aq, 64);
+        q32_step(aq - wq, yq - yo, xs, nx, acc0, accm0, idot32, kind);
+        q32_step(aq1 - wq, yq1 - yo, xs, nx, acc1, accm1, idot32, kind);
     }
-    if ((n / 32) % 2) q32_step(a, y, xs, nx, acc0, accm0, idot32, kind);
+    if ((n / 32) % 2) q32_step(aq - wq, yq - yo, xs, nx, acc0, accm0, idot32, kind);
     for (int k = 0; k < nx; k++) {
         float s = vaddvq_f32(vaddq_f32(acc0[k], acc1[k]));
         if (kind == RA_NQ_Q4_1 || kind == RA_NQ_Q5_1) s += accm0[k] + accm1[k];

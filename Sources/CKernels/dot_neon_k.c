@@ -90,29 +90,30 @@ RA_INLINE void rows_q5_k(int64_t n, const void *w, const void *x, int64_t xs, co
 // Q6_K × Q8_K. A super-block of 256 six-bit quants is two halves of 128; in half h, for l in 0..31,
 // ql[64h + l] holds elements l (low nibble) and l + 64 (high nibble), ql[64h + 32 + l] elements l + 32
 // and l + 96, and the 4 two-bit pairs of qh[32h + l] (bits 0-1, 2-3, 4-5, 6-7) are the fifth and sixth
-// bits of elements l, l + 32, l + 64, l + 96. The values minus 32 (-32..31) are dotted 16 at a time, each
-// group of 16 weighted by its int8 scale.
+// bits of elements l, l + 32, l + 64, l + 96. Scale g (int8) weights elements 16g..16g+15. The stored values
+// (0..63) are dotted 16 at a time; the offset 32 is taken off once per super-block through the activation
+// sums: sum_g sc[g] * dot(q_g - 32, y_g) = sum_g sc[g] * dot(q_g, y_g) - 32 * sum_g sc[g] * bsums[g] (exact
+// in int32, so the result is the scalar kernel's).
 RA_INLINE void rows_q6_k(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os,
                          idot16_fn idot16) {
     const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
-    const int8x16_t off = vdupq_n_s8(32);
     float s[4] = { 0, 0, 0, 0 };
     for (int64_t i = 0; i < n / QK_K; i++) {
         const blk_q6_k *a = (const blk_q6_k *)w + i;
         ra_prefetch_ahead(a, sizeof *a);
         const uint8_t *ql = a->ql, *qh = a->qh;
         const int8_t *sc = a->scales;
+        const int8x16_t scv = vld1q_s8(sc);
+        const int16x8_t sc0 = vmovl_s8(vget_low_s8(scv)), sc1 = vmovl_high_s8(scv);
         int32x4_t acc[4];
         for (int k = 0; k < nx; k++) acc[k] = vdupq_n_s32(0);
         for (int h = 0; h < 2; h++, ql += 64, qh += 32, sc += 8)
             for (int v = 0; v < 2; v++) {   // l in [16v, 16v + 16): elements 16v + 32k + l', scale sc[2k + v]
                 const uint8x16_t hb = vld1q_u8(qh + 16 * v), la = vld1q_u8(ql + 16 * v), lb = vld1q_u8(ql + 32 + 16 * v);
-                const uint8x16_t u0 = vorrq_u8(vandq_u8(la, m4), vandq_u8(vshlq_n_u8(hb, 4), m30));
-                const uint8x16_t u1 = vorrq_u8(vandq_u8(lb, m4), vandq_u8(vshlq_n_u8(hb, 2), m30));
-                const uint8x16_t u2 = vorrq_u8(vshrq_n_u8(la, 4), vandq_u8(hb, m30));
-                const uint8x16_t u3 = vorrq_u8(vshrq_n_u8(lb, 4), vandq_u8(vshrq_n_u8(hb, 2), m30));
-                const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(u0), off), q1 = vsubq_s8(vreinterpretq_s8_u8(u1), off);
-                const int8x16_t q2 = vsubq_s8(vreinterpretq_s8_u8(u2), off), q3 = vsubq_s8(vreinterpretq_s8_u8(u3), off);
+                const int8x16_t q0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(la, m4), vandq_u8(vshlq_n_u8(hb, 4), m30)));
+                const int8x16_t q1 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(lb, m4), vandq_u8(vshlq_n_u8(hb, 2), m30)));
+                const int8x16_t q2 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(la, 4), vandq_u8(hb, m30)));
+                const int8x16_t q3 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(lb, 4), vandq_u8(vshrq_n_u8(hb, 2), m30)));
                 for (int k = 0; k < nx; k++) {
                     const int8_t *y = RA_Q8K(x, xs, k, i)->qs + 128 * h + 16 * v;
                     acc[k] = vmlaq_n_s32(acc[k], idot16(q0, vld1q_s8(y)), sc[v]);
@@ -122,7 +123,16 @@ RA_INLINE void rows_q6_k(int64_t n, const void *w, const void *x, int64_t xs, co
                 }
             }
         const float dw = ra_f16_table[a->d];
-        for (int k = 0; k < nx; k++) s[k] += RA_Q8K(x, xs, k, i)->d * dw * (float)vaddvq_s32(acc[k]);
+        for (int k = 0; k < nx; k++) {
+            const blk_q8_k *b = RA_Q8K(x, xs, k, i);
+            const int16x8_t bs0 = vld1q_s16(b->bsums), bs1 = vld1q_s16(b->bsums + 8);
+            int32x4_t m = vmull_s16(vget_low_s16(bs0), vget_low_s16(sc0));
+            m = vmlal_high_s16(m, bs0, sc0);
+            m = vmlal_s16(m, vget_low_s16(bs1), vget_low_s16(sc1));
+            m = vmlal_high_s16(m, bs1, sc1);
+            const int sumi = vaddvq_s32(vmlsq_n_s32(acc[k], m, 32));
+            s[k] += b->d * dw * (float)sumi;
+        }
     }
     for (int k = 0; k < nx; k++) out[k * os] = s[k];
 }

@@ -6,9 +6,11 @@ Method: both sources are compiled the same way (clang -O3 --target=aarch64-linux
 kernel function, of the innermost loops that clang marks "Inner Loop Header", the one doing the most blocks per
 iteration (the main loop, not a remainder loop; then the longest) is cut out from its header label to the branch back to it and given to
 llvm-mca -mcpu=CPU -iterations=ITER; cycles per iteration = Total Cycles / ITER; blocks per iteration = k such
-that the loop steps a pointer by k weight blocks and one by k activation blocks (`add xN, xN, #bytes`). Loads are
+that the loop steps a pointer by k weight blocks and one by k activation blocks (`add xN, xN, #bytes` or a
+post-incremented load `[xN], #bytes`). Loads are
 modelled as L1 hits.
 """
+import os
 import re
 import subprocess
 import sys
@@ -55,6 +57,9 @@ def inner_loops(lines):
             m = re.match(r"add\s+(x\d+),\s*(x\d+),\s*#(\d+)$", s)
             if m and m.group(1) == m.group(2):
                 steps.append(int(m.group(3)))
+            m = re.search(r"\[(x\d+)\],\s*#(\d+)$", s)   # a load with post-increment of its base
+            if m:
+                steps.append(int(m.group(2)))
         loops.append((body, steps))
     return loops
 
@@ -80,23 +85,23 @@ def main_loop(lines, bb, xb):
 
 
 def mca_cycles(body, cpu):
-    out = subprocess.run(["llvm-mca", "-mtriple=aarch64-linux-gnu", "-mcpu=" + cpu, "-iterations=%d" % ITER],
+    out = subprocess.run([os.environ.get("LLVM_MCA", "llvm-mca"), "-mtriple=aarch64-linux-gnu", "-mcpu=" + cpu, "-iterations=%d" % ITER],
                          input="\n".join(body) + "\n", capture_output=True, text=True, check=True).stdout
     return int(re.search(r"Total Cycles:\s+(\d+)", out).group(1)) / ITER
 
 
 def main():
-    ours_s, theirs_s, cpu, flavour = sys.argv[1:5]   # flavour: sdot or plain
-    ours, theirs = open(ours_s).read(), open(theirs_s).read()
+    ours_s, theirs_s, nopf_s, cpu, flavour = sys.argv[1:6]   # flavour: sdot or plain
+    ours, theirs, nopf = open(ours_s).read(), open(theirs_s).read(), open(nopf_s).read()
     for t, bb, xb, plain, sdot, ll in KERNELS:
-        row = [t]
-        for asm, fn in ((ours, sdot if flavour == "sdot" else plain), (theirs, ll)):
+        mine = sdot if flavour == "sdot" else plain
+        res = []
+        for asm, fn in ((ours, mine), (theirs, ll), (nopf, mine)):
             body, nblk = main_loop(function_body(asm, fn), bb, xb)
-            cyc = mca_cycles(body, cpu)
-            row += ["%.2f" % (cyc / nblk), "%d×%d" % (len(body), nblk)]
-        ratio = float(row[1]) / float(row[3])
+            res.append((mca_cycles(body, cpu) / nblk, "%d×%d" % (len(body), nblk)))
         label = cpu + (" +SDOT" if flavour == "sdot" else " plain")
-        print("| %s | %s | %s | %s | %s | %s | %.2f |" % (label, row[0], row[1], row[3], row[2], row[4], ratio))
+        print("| %s | %s | %.2f | %.2f | %.2f | %.2f | %s | %s |"
+              % (label, t, res[0][0], res[1][0], res[0][0] / res[1][0], res[2][0], res[0][1], res[1][1]))
 
 
 if __name__ == "__main__":

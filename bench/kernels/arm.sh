@@ -6,9 +6,12 @@
 # GCC with -ffp-contract=off, which matches clang's default of not fusing a product into a later statement's add):
 #   -cpu max         ARMv8.2 dot product and more: paths scalar, neon (dotprod masked off), neon-dotprod
 #   -cpu cortex-a53  plain ARMv8.0: run-time detection must not pick neon-dotprod; paths scalar and neon
-# Both CPU models always run; a summary table comes last; the exit status is 1 when anything failed. Takes about a
-# minute (most of it compiling). Not covered: the engine's Swift reference tests (logits and greedy text of the
-# shared models) cannot run here on aarch64, as there is no aarch64 Swift SDK offline.
+# Then bench/kernels/forward.c runs whole transformer forwards of the seven shared test models (RUNANYWHERE_TESTDATA,
+# default /work/shared/testdata; skipped with a message when absent) on the scalar and the NEON paths: logits within
+# 1e-3, equal greedy tokens, and llama.cpp's argmax from the references. Both CPU models always run; a summary
+# table comes last; the exit status is 1 when anything failed. Takes about two minutes (~1 compiling, ~12 s per
+# forward run). Not covered: the engine's Swift reference tests cannot run here on aarch64 (there is no aarch64
+# Swift SDK offline); forward.c is the C stand-in for them.
 # Installs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user with apt-get when missing.
 # Usage: bench/kernels/arm.sh   (writes nothing into the repository)
 set -u
@@ -39,15 +42,20 @@ for f in "$K"/*.c; do
 done
 result "every CKernels source compiles for aarch64 with -Werror (gcc${CLANG:+, clang})" "$status"
 
-# The check, built with each compiler: CKernels + check.c + ops_check.c, linked statically by the cross GCC.
+# The checks, built with each compiler: CKernels + check.c + ops_check.c, and CKernels + forward.c, linked
+# statically by the cross GCC.
 build() {   # build <name> <compiler...>
     name=$1; shift
-    mkdir -p "$OUT/$name"
-    for f in "$K"/*.c "$B/check.c" "$B/ops_check.c"; do
-        "$@" -O2 -I "$K/include" -I "$K" -c -o "$OUT/$name/$(basename "$f" .c).o" "$f" 2>"$OUT/$name.log" || { cat "$OUT/$name.log"; return 1; }
+    mkdir -p "$OUT/$name/k"
+    for f in "$K"/*.c "$B/check.c" "$B/ops_check.c" "$B/forward.c"; do
+        o="$OUT/$name/$(basename "$f" .c).o"
+        case "$f" in "$K"/*) o="$OUT/$name/k/$(basename "$f" .c).o" ;; esac
+        "$@" -O2 -I "$K/include" -I "$K" -c -o "$o" "$f" 2>"$OUT/$name.log" || { cat "$OUT/$name.log"; return 1; }
     done
-    aarch64-linux-gnu-gcc -static -o "$OUT/$name/check" "$OUT/$name"/*.o -lm -lpthread
+    aarch64-linux-gnu-gcc -static -o "$OUT/$name/check" "$OUT/$name"/k/*.o "$OUT/$name/check.o" "$OUT/$name/ops_check.o" -lm -lpthread &&
+        aarch64-linux-gnu-gcc -static -o "$OUT/$name/forward" "$OUT/$name"/k/*.o "$OUT/$name/forward.o" -lm -lpthread
 }
+TESTDATA="${RUNANYWHERE_TESTDATA:-/work/shared/testdata}"
 BUILDS="gcc"
 build gcc aarch64-linux-gnu-gcc -ffp-contract=off || result "build with gcc" FAILED
 if [ -n "$CLANG" ]; then
@@ -71,9 +79,18 @@ for cpu in max cortex-a53; do
         else
             result "$cpu, $cc: run-time detection picks $want as the best path" ok
         fi
+        if [ -d "$TESTDATA/models" ]; then
+            echo "== qemu-aarch64 -cpu $cpu, $cc build: model forwards"
+            qemu-aarch64 -cpu "$cpu" "$OUT/$cc/forward" "$TESTDATA" >"$OUT/log" 2>&1
+            rc=$?
+            cat "$OUT/log"
+            [ $rc -eq 0 ] && status=ok || status="FAILED (exit $rc)"
+            result "$cpu, $cc: forward.c (7 test models: NEON vs scalar logits and greedy tokens, llama.cpp argmax)" "$status"
+        fi
     done
 done
 
+[ -d "$TESTDATA/models" ] || echo "forward.c skipped: no test models at $TESTDATA/models (set RUNANYWHERE_TESTDATA)"
 echo
 echo "## aarch64 summary"
 echo

@@ -82,14 +82,15 @@ RA_INLINE int64_t q32_bytes(const int kind) {
 }
 
 // 0x10 in byte j of *lo (bits 0..15) and *hi (bits 16..31) where bit j of the 32-bit qh (inverted when flip) is
-// set: qh loaded once, each byte's 8 bytes of ra_bit16_table loaded straight into a vector half.
+// set: qh loaded once, each byte's 8 bytes of ra_bit16_table loaded straight into a vector half (LDR d, then LD1 to lane 1).
 RA_INLINE void fifth_bits(const uint8_t *qh, const int flip, uint8x16_t *lo, uint8x16_t *hi) {
     uint32_t b;
     memcpy(&b, qh, 4);
     if (flip) b = ~b;
     const uint64_t *t = ra_bit16_table;
-    *lo = vreinterpretq_u8_u64(vcombine_u64(vld1_u64(&t[b & 0xff]), vld1_u64(&t[(b >> 8) & 0xff])));
-    *hi = vreinterpretq_u8_u64(vcombine_u64(vld1_u64(&t[(b >> 16) & 0xff]), vld1_u64(&t[b >> 24])));
+    const uint64x1_t l0 = vld1_u64(&t[b & 0xff]), h0 = vld1_u64(&t[(b >> 16) & 0xff]);
+    *lo = vreinterpretq_u8_u64(vld1q_lane_u64(&t[(b >> 8) & 0xff], vcombine_u64(l0, l0), 1));
+    *hi = vreinterpretq_u8_u64(vld1q_lane_u64(&t[b >> 24], vcombine_u64(h0, h0), 1));
 }
 
 // The weight block at a as int8 elements 0..15 (*lo) and 16..31 (*hi), its scale *d and (Q4_1/Q5_1) min *m.

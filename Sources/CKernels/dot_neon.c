@@ -1,167 +1,228 @@
-// NEON dot products for aarch64 (the decode hot path: one weight row · one quantized activation row).
+// NEON dot products for aarch64: one weight row · one activation row (decode), and the multi-row kernels of
+// prompt batches (one weight row · up to 4 activation rows, each weight block decoded once).
 //
 // Two tables: ra_dots_neon uses only plain ARMv8 Advanced SIMD, which every aarch64 core has, and
 // ra_dots_neon_dotprod uses the ARMv8.2 SDOT instruction. The dotprod functions are compiled with a
 // per-function target attribute (no global -march flag), and dispatch.c only calls them after it has
-// found the feature at run time (getauxval on Linux/Android, sysctl on Apple). Types without an entry
-// here fall back to the scalar kernels; the batch entries (multi) are NULL, so batches loop over dot.
+// found the feature at run time (getauxval on Linux/Android, sysctl on Apple). Every supported weight type has
+// a dot and a multi-row kernel in both tables (the float types need no SDOT: the dotprod table falls back to
+// the plain one for them).
 //
-// Each kernel is written once as an always-inline body that takes the integer dot of a group of int8
-// pairs as a function argument; the two tables instantiate it with the widening-multiply helper and the
-// SDOT helper. The integer sums of a block are exact in both, so the results differ from the scalar
-// reference only in the order of float additions (Q8_0) or not at all (Q4_K, Q6_K: the same float
-// expression per super-block as dot_scalar.c).
-#include "kernels_internal.h"
+// Each kernel is written once as an always-inline body over nx activation rows that takes the integer dot of a
+// group of int8 pairs as an argument; RA_NEON_KERNELS (neon_internal.h) makes the dot (nx = 1) and the multi
+// kernel of both tables from it. The integer sums of a block are exact in both tables, so the two differ from
+// each other not at all and from the scalar reference only in the order of float additions (none for Q5_K,
+// whose float steps are dot_scalar.c's). This file: the float types and the 32-element block formats;
+// dot_neon_k.c: the K-quants.
+#include "neon_internal.h"
 
 #if defined(__aarch64__)
-#include <arm_neon.h>
 
-#define RA_INLINE static inline __attribute__((always_inline))
-// ARMv8.2-A with the dot product: GCC and clang both accept this spelling of the target attribute.
-#define RA_DOTPROD __attribute__((target("arch=armv8.2-a+dotprod")))
+// MARK: - Float rows (F32, F16, BF16)
 
-// RA_NEON_SDOT: 1 when vdotq_s32 can be used inside a target("...+dotprod") function without a global
-// -march flag. GCC's arm_neon.h defines it under a target pragma; clang's arm_neon.h guarded it with
-// #ifdef __ARM_FEATURE_DOTPROD (a global flag) before the intrinsics became target-gated in LLVM 16
-// (llvm-project issue #56480). With an older clang the SDOT table stays empty and dispatch falls back to
-// the plain NEON one. (Apple clang numbers its own versions; its 16 is at least as new as LLVM 16.)
-#ifndef RA_NEON_SDOT
-#if defined(__ARM_FEATURE_DOTPROD) || (defined(__clang__) && __clang_major__ >= 16) || \
-    (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 10)
-#define RA_NEON_SDOT 1
-#else
-#define RA_NEON_SDOT 0
-#endif
-#endif
+enum { RA_NF_F32, RA_NF_F16, RA_NF_BF16 };
 
-// Integer dot of 16 / 32 int8 pairs as four int32 partial sums (lanes: any split of the sum).
-typedef int32x4_t (*idot16_fn)(int8x16_t a, int8x16_t b);
-typedef int32x4_t (*idot32_fn)(int8x16_t a0, int8x16_t a1, int8x16_t b0, int8x16_t b1);
-
-// Plain ARMv8: widening multiplies into int16 lanes, each holding two products, then pairwise widening
-// adds into int32. Two products fit int16: the activations never hold -128 (ra_quantize_row), so a
-// product is at most 128 * 127 = 16256 in magnitude and two are at most 32512.
-RA_INLINE int32x4_t idot16_mull(int8x16_t a, int8x16_t b) {
-    const int16x8_t p = vmlal_high_s8(vmull_s8(vget_low_s8(a), vget_low_s8(b)), a, b);
-    return vpaddlq_s16(p);
+// Four elements at p + i as floats (halves converted exactly by FCVTL, bfloat16 by a shift).
+RA_INLINE float32x4_t ld4f(const void *p, int64_t i, const int kind) {
+    if (kind == RA_NF_F32) return vld1q_f32((const float *)p + i);
+    const uint16x4_t h = vld1_u16((const uint16_t *)p + i);
+    if (kind == RA_NF_F16) return vcvt_f32_f16(vreinterpret_f16_u16(h));
+    return vreinterpretq_f32_u32(vshll_n_u16(h, 16));
 }
 
-RA_INLINE int32x4_t idot32_mull(int8x16_t a0, int8x16_t a1, int8x16_t b0, int8x16_t b1) {
-    const int16x8_t p0 = vmlal_high_s8(vmull_s8(vget_low_s8(a0), vget_low_s8(b0)), a0, b0);
-    const int16x8_t p1 = vmlal_high_s8(vmull_s8(vget_low_s8(a1), vget_low_s8(b1)), a1, b1);
-    return vpadalq_s16(vpaddlq_s16(p0), p1);
+RA_INLINE float ld1f(const void *p, int64_t i, const int kind) {
+    if (kind == RA_NF_F32) return ((const float *)p)[i];
+    const uint16_t h = ((const uint16_t *)p)[i];
+    return kind == RA_NF_F16 ? ra_f16_table[h] : ra_bf2f(h);
 }
 
-#if RA_NEON_SDOT
-// ARMv8.2 SDOT: each int32 lane accumulates the products of 4 adjacent int8 pairs.
-RA_DOTPROD RA_INLINE int32x4_t idot16_sdot(int8x16_t a, int8x16_t b) {
-    return vdotq_s32(vdupq_n_s32(0), a, b);
-}
-
-RA_DOTPROD RA_INLINE int32x4_t idot32_sdot(int8x16_t a0, int8x16_t a1, int8x16_t b0, int8x16_t b1) {
-    return vdotq_s32(vdotq_s32(vdupq_n_s32(0), a0, b0), a1, b1);
-}
-#endif
-
-// Q8_0 × Q8_0: per block of 32, the integer dot is scaled by d_w * d_x and accumulated in four float
-// lanes (one horizontal add per row instead of one per block).
-RA_INLINE float q8_0_row(int64_t n, const void *w, const void *x, idot32_fn idot32) {
-    const blk_q8_0 *a = w, *b = x;
-    float32x4_t sum = vdupq_n_f32(0);
-    for (int64_t i = 0; i < n / QK8_0; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q8_0));
-        const int32x4_t p = idot32(vld1q_s8(a[i].qs), vld1q_s8(a[i].qs + 16), vld1q_s8(b[i].qs), vld1q_s8(b[i].qs + 16));
-        sum = vmlaq_n_f32(sum, vcvtq_f32_s32(p), ra_f16_table[a[i].d] * ra_f16_table[b[i].d]);
+// Four accumulators of 4 lanes over 16-element stripes, then 4-element steps into the first, a fixed reduction
+// and a scalar fma tail; every activation row of a batch in the same order.
+RA_INLINE void float_rows(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, const int kind) {
+    const int64_t esize = kind == RA_NF_F32 ? 4 : 2;
+    float32x4_t acc[4][4];
+    for (int k = 0; k < nx; k++)
+        for (int j = 0; j < 4; j++) acc[k][j] = vdupq_n_f32(0);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        ra_prefetch_ahead((const uint8_t *)w + i * esize, (size_t)(16 * esize));
+        float32x4_t wv[4];
+        for (int j = 0; j < 4; j++) wv[j] = ld4f(w, i + 4 * j, kind);
+        for (int k = 0; k < nx; k++)
+            for (int j = 0; j < 4; j++) acc[k][j] = vfmaq_f32(acc[k][j], wv[j], ld4f(RA_XROW(x, xs, k), i + 4 * j, kind));
     }
-    return vaddvq_f32(sum);
+    for (; i + 4 <= n; i += 4) {
+        const float32x4_t wv = ld4f(w, i, kind);
+        for (int k = 0; k < nx; k++) acc[k][0] = vfmaq_f32(acc[k][0], wv, ld4f(RA_XROW(x, xs, k), i, kind));
+    }
+    for (int k = 0; k < nx; k++) {
+        float t = vaddvq_f32(vaddq_f32(vaddq_f32(acc[k][0], acc[k][1]), vaddq_f32(acc[k][2], acc[k][3])));
+        for (int64_t j = i; j < n; j++) t = __builtin_fmaf(ld1f(w, j, kind), ld1f(RA_XROW(x, xs, k), j, kind), t);
+        out[k * os] = t;
+    }
 }
 
-// Q4_K × Q8_K. A super-block of 256 has 8 sub-blocks of 32 with a 6-bit scale and min each; qs holds
-// 4 groups of 32 bytes, whose low nibbles are sub-block 2g and high nibbles sub-block 2g + 1. The
-// nibbles (0..15) are dotted as int8 with the activations, each sub-block's int32 sums weighted by its
-// scale; the mins meet the activation sums of 32 (bsums holds sums of 16, added pairwise).
-RA_INLINE float q4_k_row(int64_t n, const void *w, const void *x, idot32_fn idot32) {
-    const blk_q4_k *a = w;
-    const blk_q8_k *b = x;
+RA_NEON_KERNELS(static, f32_neon, float_rows, RA_NF_F32)
+RA_NEON_KERNELS(static, f16_neon, float_rows, RA_NF_F16)
+RA_NEON_KERNELS(static, bf16_neon, float_rows, RA_NF_BF16)
+
+// MARK: - Blocks of 32 (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0)
+
+enum { RA_NQ_Q4_0, RA_NQ_Q4_1, RA_NQ_Q5_0, RA_NQ_Q5_1, RA_NQ_Q8_0 };
+
+// Bytes of a weight block of each kind.
+RA_INLINE int64_t q32_bytes(const int kind) {
+    switch (kind) {
+    case RA_NQ_Q4_0: return sizeof(blk_q4_0);
+    case RA_NQ_Q4_1: return sizeof(blk_q4_1);
+    case RA_NQ_Q5_0: return sizeof(blk_q5_0);
+    case RA_NQ_Q5_1: return sizeof(blk_q5_1);
+    default: return sizeof(blk_q8_0);
+    }
+}
+
+// 0x10 in byte j of *lo (bits 0..15) and *hi (bits 16..31) where bit j of the 32-bit qh (inverted when flip) is
+// set: qh loaded once, each byte's 8 bytes of ra_bit16_table loaded straight into a vector half (LDR d, then LD1 to lane 1).
+RA_INLINE void fifth_bits(const uint8_t *qh, const int flip, uint8x16_t *lo, uint8x16_t *hi) {
+    uint32_t b;
+    memcpy(&b, qh, 4);
+    if (flip) b = ~b;
+    const uint64_t *t = ra_bit16_table;
+    const uint64x1_t l0 = vld1_u64(&t[b & 0xff]), h0 = vld1_u64(&t[(b >> 16) & 0xff]);
+    *lo = vreinterpretq_u8_u64(vld1q_lane_u64(&t[(b >> 8) & 0xff], vcombine_u64(l0, l0), 1));
+    *hi = vreinterpretq_u8_u64(vld1q_lane_u64(&t[b >> 24], vcombine_u64(h0, h0), 1));
+}
+
+// The weight block at a as int8 elements 0..15 (*lo) and 16..31 (*hi), its scale *d and (Q4_1/Q5_1) min *m.
+RA_INLINE void q32_decode(const uint8_t *a, const int kind, int8x16_t *lo, int8x16_t *hi, float *d, float *m) {
     const uint8x16_t m4 = vdupq_n_u8(0x0f);
-    float s = 0;
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
-        uint32_t u[4];
-        ra_unpack_scales_k4_words(a[i].scales, u);
-        uint8_t sm[16];   // sm[0..7]: scales, sm[8..15]: mins
-        memcpy(sm, u, 16);
-        // summ = sum_j min[j] * (bsums[2j] + bsums[2j+1]); a sum of 32 int8 fits int16
-        const int16x8_t bs = vpaddq_s16(vld1q_s16(b[i].bsums), vld1q_s16(b[i].bsums + 8));
-        const int16x8_t mins = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(sm + 8)));
-        const int32x4_t mm = vmlal_high_s16(vmull_s16(vget_low_s16(bs), vget_low_s16(mins)), bs, mins);
-        const int summ = vaddvq_s32(mm);
-        int32x4_t acc = vdupq_n_s32(0);
-        const uint8_t *q = a[i].qs;
-        const int8_t *y = b[i].qs;
-        for (int g = 0; g < 4; g++, q += 32, y += 64) {
-            const uint8x16_t q0 = vld1q_u8(q), q1 = vld1q_u8(q + 16);
-            const int8x16_t lo0 = vreinterpretq_s8_u8(vandq_u8(q0, m4)), lo1 = vreinterpretq_s8_u8(vandq_u8(q1, m4));
-            const int8x16_t hi0 = vreinterpretq_s8_u8(vshrq_n_u8(q0, 4)), hi1 = vreinterpretq_s8_u8(vshrq_n_u8(q1, 4));
-            acc = vmlaq_n_s32(acc, idot32(lo0, lo1, vld1q_s8(y), vld1q_s8(y + 16)), sm[2 * g]);
-            acc = vmlaq_n_s32(acc, idot32(hi0, hi1, vld1q_s8(y + 32), vld1q_s8(y + 48)), sm[2 * g + 1]);
+    *d = ra_neon_h2f((const uint16_t *)(const void *)a);   // d first in every layout
+    if (kind == RA_NQ_Q8_0) {
+        *lo = vld1q_s8((const int8_t *)a + 2);
+        *hi = vld1q_s8((const int8_t *)a + 18);
+        return;
+    }
+    const int with_min = kind == RA_NQ_Q4_1 || kind == RA_NQ_Q5_1, five = kind == RA_NQ_Q5_0 || kind == RA_NQ_Q5_1;
+    const uint8_t *qh = a + 2 + 2 * with_min, *qs = qh + 4 * five;   // (layouts of kernels_internal.h)
+    if (with_min) *m = ra_neon_h2f((const uint16_t *)(const void *)(a + 2));
+    const uint8x16_t q = vld1q_u8(qs), l = vandq_u8(q, m4), h = vshrq_n_u8(q, 4);
+    if (five) {
+        uint8x16_t bl, bh;
+        fifth_bits(qh, kind == RA_NQ_Q5_0, &bl, &bh);
+        if (kind == RA_NQ_Q5_0) {   // (nibble | bit << 4) - 16 = nibble - 0x10 where the bit is clear
+            *lo = vreinterpretq_s8_u8(vsubq_u8(l, bl));
+            *hi = vreinterpretq_s8_u8(vsubq_u8(h, bh));
+        } else {
+            *lo = vreinterpretq_s8_u8(vorrq_u8(l, bl));
+            *hi = vreinterpretq_s8_u8(vorrq_u8(h, bh));
         }
-        const int sumi = vaddvq_s32(acc);
-        s += b[i].d * ra_f16_table[a[i].d] * (float)sumi - b[i].d * ra_f16_table[a[i].dmin] * (float)summ;
+    } else {
+        const int8x16_t off = vdupq_n_s8(kind == RA_NQ_Q4_0 ? 8 : 0);
+        *lo = vsubq_s8(vreinterpretq_s8_u8(l), off);
+        *hi = vsubq_s8(vreinterpretq_s8_u8(h), off);
     }
-    return s;
 }
 
-// Q6_K × Q8_K. A super-block of 256 six-bit quants is two halves of 128; in half h, for l in 0..31,
-// ql[64h + l] holds elements l (low nibble) and l + 64 (high nibble), ql[64h + 32 + l] elements l + 32
-// and l + 96, and the 4 two-bit pairs of qh[32h + l] (bits 0-1, 2-3, 4-5, 6-7) are the fifth and sixth
-// bits of elements l, l + 32, l + 64, l + 96. The values minus 32 (-32..31) are dotted 16 at a time, each
-// group of 16 weighted by its int8 scale.
-RA_INLINE float q6_k_row(int64_t n, const void *w, const void *x, idot16_fn idot16) {
-    const blk_q6_k *a = w;
-    const blk_q8_k *b = x;
-    const uint8x16_t m4 = vdupq_n_u8(0x0f), m30 = vdupq_n_u8(0x30);
-    const int8x16_t off = vdupq_n_s8(32);
-    float s = 0;
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
-        const uint8_t *ql = a[i].ql, *qh = a[i].qh;
-        const int8_t *y = b[i].qs, *sc = a[i].scales;
-        int32x4_t acc = vdupq_n_s32(0);
-        for (int h = 0; h < 2; h++, ql += 64, qh += 32, y += 128, sc += 8)
-            for (int v = 0; v < 2; v++) {   // l in [16v, 16v + 16): elements 16v + 32k + l', scale sc[2k + v]
-                const uint8x16_t hb = vld1q_u8(qh + 16 * v), la = vld1q_u8(ql + 16 * v), lb = vld1q_u8(ql + 32 + 16 * v);
-                const uint8x16_t u0 = vorrq_u8(vandq_u8(la, m4), vandq_u8(vshlq_n_u8(hb, 4), m30));
-                const uint8x16_t u1 = vorrq_u8(vandq_u8(lb, m4), vandq_u8(vshlq_n_u8(hb, 2), m30));
-                const uint8x16_t u2 = vorrq_u8(vshrq_n_u8(la, 4), vandq_u8(hb, m30));
-                const uint8x16_t u3 = vorrq_u8(vshrq_n_u8(lb, 4), vandq_u8(vshrq_n_u8(hb, 2), m30));
-                const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(u0), off), q1 = vsubq_s8(vreinterpretq_s8_u8(u1), off);
-                const int8x16_t q2 = vsubq_s8(vreinterpretq_s8_u8(u2), off), q3 = vsubq_s8(vreinterpretq_s8_u8(u3), off);
-                acc = vmlaq_n_s32(acc, idot16(q0, vld1q_s8(y + 16 * v)), sc[v]);
-                acc = vmlaq_n_s32(acc, idot16(q1, vld1q_s8(y + 32 + 16 * v)), sc[2 + v]);
-                acc = vmlaq_n_s32(acc, idot16(q2, vld1q_s8(y + 64 + 16 * v)), sc[4 + v]);
-                acc = vmlaq_n_s32(acc, idot16(q3, vld1q_s8(y + 96 + 16 * v)), sc[6 + v]);
-            }
-        s += b[i].d * ra_f16_table[a[i].d] * (float)vaddvq_s32(acc);
+// The weight block at a against the activation blocks at y (row k at y + k * xs): acc[k] += idot * (d_w * d_x);
+// with a min, accm[k] += m_w * s_x (Q8_0 / Q8_1 activations: d, then s for Q8_1, then the 32 quants).
+RA_INLINE void q32_step(const uint8_t *a, const uint8_t *y, int64_t xs, const int nx, float32x4_t *acc, float *accm,
+                        idot32_fn idot32, const int kind) {
+    const int q81 = kind == RA_NQ_Q4_1 || kind == RA_NQ_Q5_1;
+    int8x16_t lo, hi;
+    float d, m = 0;
+    q32_decode(a, kind, &lo, &hi, &d, &m);
+    for (int k = 0; k < nx; k++) {
+        const uint8_t *b = y + k * xs;
+        const int8_t *yq = (const int8_t *)b + 2 + 2 * q81;
+        const float dx = ra_neon_h2f((const uint16_t *)(const void *)b);
+        const float32x4_t p = vcvtq_f32_s32(idot32(lo, hi, vld1q_s8(yq), vld1q_s8(yq + 16)));
+        acc[k] = vfmaq_n_f32(acc[k], p, d * dx);
+        if (q81) accm[k] = __builtin_fmaf(m, ra_neon_h2f((const uint16_t *)(const void *)(b + 2)), accm[k]);
     }
-    return s;
 }
 
-static float dot_q8_0_neon(int64_t n, const void *w, const void *x) { return q8_0_row(n, w, x, idot32_mull); }
-static float dot_q4_k_neon(int64_t n, const void *w, const void *x) { return q4_k_row(n, w, x, idot32_mull); }
-static float dot_q6_k_neon(int64_t n, const void *w, const void *x) { return q6_k_row(n, w, x, idot16_mull); }
+// Even and odd blocks in two accumulators per row (independent fma chains), summed at the end. Pointers step
+// through the blocks (no index arithmetic in the loop) and the weights are prefetched one cache line per pair of
+// blocks (for Q8_0, 68 bytes a pair, that leaves one line in 17 to the hardware prefetcher).
+RA_INLINE void q32_rows(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os,
+                        idot32_fn idot32, const int kind) {
+    float32x4_t acc0[4], acc1[4];
+    float accm0[4], accm1[4];
+    for (int k = 0; k < nx; k++) { acc0[k] = acc1[k] = vdupq_n_f32(0); accm0[k] = accm1[k] = 0; }
+    const int64_t bb = q32_bytes(kind), xb = kind == RA_NQ_Q4_1 || kind == RA_NQ_Q5_1 ? 36 : 34;
+    // (even and odd blocks through pointers of their own, which the empty asm keeps the compiler from folding
+    // into one base plus offsets, so that a block's quants load as one pair: LDP q, q)
+    // The pointers point at the quants (aq: the last field of the weight block, yq: of the activation block), the
+    // fields before them are read at negative offsets: the 32 quants of a block are then one LDP q, q.
+    const int64_t wq = bb - 16 - 16 * (kind == RA_NQ_Q8_0), yo = xb - 32;
+    const uint8_t *aq = (const uint8_t *)w + wq, *aq1 = aq + bb, *yq = (const uint8_t *)x + yo, *yq1 = yq + xb;
+    for (int64_t j = n / 64; j > 0; j--, aq += 2 * bb, aq1 += 2 * bb, yq += 2 * xb, yq1 += 2 * xb) {
+        __asm__("" : "+r"(aq), "+r"(aq1), "+r"(yq), "+r"(yq1));
+        ra_prefetch_ahead(aq, 64);
+        q32_step(aq - wq, yq - yo, xs, nx, acc0, accm0, idot32, kind);
+        q32_step(aq1 - wq, yq1 - yo, xs, nx, acc1, accm1, idot32, kind);
+    }
+    if ((n / 32) % 2) q32_step(aq - wq, yq - yo, xs, nx, acc0, accm0, idot32, kind);
+    for (int k = 0; k < nx; k++) {
+        float s = vaddvq_f32(vaddq_f32(acc0[k], acc1[k]));
+        if (kind == RA_NQ_Q4_1 || kind == RA_NQ_Q5_1) s += accm0[k] + accm1[k];
+        out[k * os] = s;
+    }
+}
+
+#define RA_Q32_ROWS(kind)                                                                                        \
+    RA_INLINE void rows_##kind(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, \
+                               idot32_fn idot32) {                                                              \
+        q32_rows(n, w, x, xs, nx, out, os, idot32, RA_NQ_##kind);                                               \
+    }
+RA_Q32_ROWS(Q4_0)
+RA_Q32_ROWS(Q4_1)
+RA_Q32_ROWS(Q5_0)
+RA_Q32_ROWS(Q5_1)
+RA_Q32_ROWS(Q8_0)
+
+RA_NEON_KERNELS(static, q4_0_neon, rows_Q4_0, idot32_mull)
+RA_NEON_KERNELS(static, q4_1_neon, rows_Q4_1, idot32_mull)
+RA_NEON_KERNELS(static, q5_0_neon, rows_Q5_0, idot32_mull)
+RA_NEON_KERNELS(static, q5_1_neon, rows_Q5_1, idot32_mull)
+RA_NEON_KERNELS(static, q8_0_neon, rows_Q8_0, idot32_mull)
+
+// MARK: - Tables
 
 const ra_dot_table ra_dots_neon = {
-    .dot = { [RA_DI_Q8_0] = dot_q8_0_neon, [RA_DI_Q4_K] = dot_q4_k_neon, [RA_DI_Q6_K] = dot_q6_k_neon },
+    .dot = {
+        [RA_DI_F32] = f32_neon_dot, [RA_DI_F16] = f16_neon_dot, [RA_DI_BF16] = bf16_neon_dot,
+        [RA_DI_Q4_0] = q4_0_neon_dot, [RA_DI_Q4_1] = q4_1_neon_dot, [RA_DI_Q5_0] = q5_0_neon_dot,
+        [RA_DI_Q5_1] = q5_1_neon_dot, [RA_DI_Q8_0] = q8_0_neon_dot,
+        [RA_DI_Q4_K] = ra_neon_q4_k_dot, [RA_DI_Q5_K] = ra_neon_q5_k_dot, [RA_DI_Q6_K] = ra_neon_q6_k_dot,
+    },
+    .multi = {
+        [RA_DI_F32] = f32_neon_multi, [RA_DI_F16] = f16_neon_multi, [RA_DI_BF16] = bf16_neon_multi,
+        [RA_DI_Q4_0] = q4_0_neon_multi, [RA_DI_Q4_1] = q4_1_neon_multi, [RA_DI_Q5_0] = q5_0_neon_multi,
+        [RA_DI_Q5_1] = q5_1_neon_multi, [RA_DI_Q8_0] = q8_0_neon_multi,
+        [RA_DI_Q4_K] = ra_neon_q4_k_multi, [RA_DI_Q5_K] = ra_neon_q5_k_multi, [RA_DI_Q6_K] = ra_neon_q6_k_multi,
+    },
 };
 
 #if RA_NEON_SDOT
-RA_DOTPROD static float dot_q8_0_sdot(int64_t n, const void *w, const void *x) { return q8_0_row(n, w, x, idot32_sdot); }
-RA_DOTPROD static float dot_q4_k_sdot(int64_t n, const void *w, const void *x) { return q4_k_row(n, w, x, idot32_sdot); }
-RA_DOTPROD static float dot_q6_k_sdot(int64_t n, const void *w, const void *x) { return q6_k_row(n, w, x, idot16_sdot); }
+RA_NEON_KERNELS(RA_DOTPROD static, q4_0_sdot, rows_Q4_0, idot32_sdot)
+RA_NEON_KERNELS(RA_DOTPROD static, q4_1_sdot, rows_Q4_1, idot32_sdot)
+RA_NEON_KERNELS(RA_DOTPROD static, q5_0_sdot, rows_Q5_0, idot32_sdot)
+RA_NEON_KERNELS(RA_DOTPROD static, q5_1_sdot, rows_Q5_1, idot32_sdot)
+RA_NEON_KERNELS(RA_DOTPROD static, q8_0_sdot, rows_Q8_0, idot32_sdot)
 
+// (F32/F16/BF16: no entry, the plain NEON table's kernels run.)
 const ra_dot_table ra_dots_neon_dotprod = {
-    .dot = { [RA_DI_Q8_0] = dot_q8_0_sdot, [RA_DI_Q4_K] = dot_q4_k_sdot, [RA_DI_Q6_K] = dot_q6_k_sdot },
+    .dot = {
+        [RA_DI_Q4_0] = q4_0_sdot_dot, [RA_DI_Q4_1] = q4_1_sdot_dot, [RA_DI_Q5_0] = q5_0_sdot_dot,
+        [RA_DI_Q5_1] = q5_1_sdot_dot, [RA_DI_Q8_0] = q8_0_sdot_dot,
+        [RA_DI_Q4_K] = ra_sdot_q4_k_dot, [RA_DI_Q5_K] = ra_sdot_q5_k_dot, [RA_DI_Q6_K] = ra_sdot_q6_k_dot,
+    },
+    .multi = {
+        [RA_DI_Q4_0] = q4_0_sdot_multi, [RA_DI_Q4_1] = q4_1_sdot_multi, [RA_DI_Q5_0] = q5_0_sdot_multi,
+        [RA_DI_Q5_1] = q5_1_sdot_multi, [RA_DI_Q8_0] = q8_0_sdot_multi,
+        [RA_DI_Q4_K] = ra_sdot_q4_k_multi, [RA_DI_Q5_K] = ra_sdot_q5_k_multi, [RA_DI_Q6_K] = ra_sdot_q6_k_multi,
+    },
 };
 #else
 const ra_dot_table ra_dots_neon_dotprod = { .dot = { NULL } };   // (falls back to ra_dots_neon)

@@ -91,10 +91,16 @@ static inline void ra_unpack_scales_k4_words(const uint8_t *s, uint32_t u[4]) {
 // (bench/results/engine-notes.md). Prefetches never fault, so running past the end of a matrix is harmless.
 #define RA_PREFETCH_DISTANCE 4096
 
-// Prefetches the cache lines of [p, p + bytes) RA_PREFETCH_DISTANCE bytes ahead (bytes: a constant).
+// Prefetches the cache lines of [p, p + bytes) RA_PREFETCH_DISTANCE bytes ahead (bytes: a constant). Building with
+// -DRA_NO_PREFETCH leaves them out (only bench/kernels/arm-mca.sh does, to show what they cost a loop statically).
 static inline __attribute__((always_inline)) void ra_prefetch_ahead(const void *p, size_t bytes) {
+#ifdef RA_NO_PREFETCH
+    (void)p;
+    (void)bytes;
+#else
     const uintptr_t a = (uintptr_t)p + RA_PREFETCH_DISTANCE;
     for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch((const void *)(a + o), 0, 3);
+#endif
 }
 
 typedef float (*ra_dot_fn)(int64_t n, const void *w, const void *x);

@@ -1,6 +1,7 @@
 // Float operations of the transformer: RMSNorm, RoPE, softmax, SwiGLU, residual adds, attention over an
 // F16 KV cache. Portable C that the compiler vectorises; the F16 loads of attention have an F16C/AVX2 path
-// chosen at run time on x86-64.
+// chosen at run time on x86-64, and on aarch64 attention, RMSNorm's sum, SwiGLU and softmax have NEON code
+// (ops_neon.c) used on the NEON kernel paths.
 #include "ra_ops.h"
 #include "ckernels.h"
 
@@ -11,6 +12,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 #define RA_X86 1
+#elif defined(__aarch64__)
+#include "neon_internal.h"
+#define RA_ARM 1
 #endif
 
 // MARK: - Half precision
@@ -60,6 +64,10 @@ static inline int64_t ra_chunk(ra_pool *pool, int64_t n, int64_t min) {
 
 static void ra_rms_norm_row(const float *x, const float *w, float *y, int64_t n, float eps) {
     double sum = 0.0;
+#ifdef RA_ARM
+    if (ra_neon_ops_enabled()) sum = ra_neon_sum_squares(x, n);
+    else
+#endif
     for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
     const float scale = 1.0f / sqrtf((float)(sum / (double)n) + eps);
     if (w) {
@@ -164,6 +172,10 @@ void ra_softmax(float *x, int64_t n) {
     float mx = x[0];
     for (int64_t i = 1; i < n; i++) mx = x[i] > mx ? x[i] : mx;
     double sum = 0.0;
+#ifdef RA_ARM
+    if (ra_neon_ops_enabled()) sum = ra_neon_exp_sub(x, n, mx);
+    else
+#endif
     for (int64_t i = 0; i < n; i++) {
         const float e = expf(x[i] - mx);
         x[i] = e;
@@ -184,7 +196,7 @@ float ra_gelu_f16(float x) {
 /// The elementwise operations one parallel loop runs.
 enum { RA_EW_ADD, RA_EW_SILU_MUL, RA_EW_GELU_MUL, RA_EW_SCALE, RA_EW_SOFTCAP };
 
-typedef struct { float *y; const float *x; float s; int op; } ra_ew_ctx;
+typedef struct { float *y; const float *x; float s; int op; int simd; } ra_ew_ctx;
 
 static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
     (void)ith;
@@ -197,6 +209,9 @@ static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
         for (int64_t i = lo; i < hi; i++) y[i] += x[i];
         break;
     case RA_EW_SILU_MUL:
+#ifdef RA_ARM
+        if (c->simd) { ra_neon_silu_mul(y, x, lo, hi); break; }
+#endif
         for (int64_t i = lo; i < hi; i++) {
             const float g = y[i];
             y[i] = (g / (1.0f + expf(-g))) * x[i];
@@ -221,7 +236,10 @@ static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
 }
 
 static void ra_ew(ra_pool *pool, float *y, const float *x, float s, int64_t n, int op, int64_t min_chunk) {
-    ra_ew_ctx c = { y, x, s, op };
+    ra_ew_ctx c = { y, x, s, op, 0 };
+#ifdef RA_ARM
+    c.simd = ra_neon_ops_enabled();   // the caller's path (pool workers run with the caller's mask)
+#endif
     ra_pool_for(pool, n, ra_chunk(pool, n, min_chunk), ra_ew_task, &c);
 }
 
@@ -439,6 +457,9 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
 #ifdef RA_X86
         if (c->simd) ra_attn_scores_avx2(kbase, p->kv_stride, n_span, qh, rows, hd, p->scale, s0, n_ctx);
         else
+#elif defined(RA_ARM)
+        if (c->simd) ra_neon_attn_scores(kbase, p->kv_stride, n_span, qh, rows, hd, p->scale, s0, n_ctx);
+        else
 #endif
         ra_attn_scores_scalar(kbase, p->kv_stride, n_span, qh, rows, hd, p->scale, s0, n_ctx);
         for (int64_t r = 0; r < rows; r++) {
@@ -450,6 +471,10 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
             float mx = -INFINITY;
             for (int64_t j = lo; j < n_kv; j++) mx = s[j] > mx ? s[j] : mx;
             double sum = 0.0;
+#ifdef RA_ARM
+            if (c->simd) sum = ra_neon_exp_sub(s + lo, n_kv - lo, mx);
+            else
+#endif
             for (int64_t j = lo; j < n_kv; j++) {
                 const float e = expf(s[j] - mx);
                 s[j] = e;
@@ -460,6 +485,9 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
 #ifdef RA_X86
             if (c->simd) ra_round_f16_avx2(s + lo, n_kv - lo);     // probabilities in F16, as ggml
             else
+#elif defined(RA_ARM)
+            if (c->simd) ra_neon_round_f16(s + lo, n_kv - lo);
+            else
 #endif
             for (int64_t j = lo; j < n_kv; j++) s[j] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(s[j]));
             for (int64_t j = j0; j < lo; j++) s[j] = 0.0f;          // masked: left the window
@@ -468,6 +496,9 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
         for (int64_t i = 0; i < rows * hd; i++) acc[i] = 0.0f;
 #ifdef RA_X86
         if (c->simd) ra_attn_values_avx2(vbase, p->kv_stride, n_span, s0, n_ctx, rows, hd, acc);
+        else
+#elif defined(RA_ARM)
+        if (c->simd) ra_neon_attn_values(vbase, p->kv_stride, n_span, s0, n_ctx, rows, hd, acc);
         else
 #endif
         ra_attn_values_scalar(vbase, p->kv_stride, n_span, s0, n_ctx, rows, hd, acc);
@@ -483,6 +514,8 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
     c.p = p;
 #ifdef RA_X86
     c.simd = ra_has_avx2_f16c() && p->head_dim % 8 == 0;
+#elif defined(RA_ARM)
+    c.simd = ra_neon_ops_enabled() && p->head_dim % 8 == 0;
 #else
     c.simd = 0;
 #endif

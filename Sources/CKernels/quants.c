@@ -1,5 +1,6 @@
 // ggml block formats: type table, half/bfloat16 conversion, quantization and dequantization.
 #include "kernels_internal.h"
+#include "neon_internal.h"
 #include <math.h>
 #include <pthread.h>
 
@@ -295,6 +296,9 @@ int ra_quantize_supported(int type) {
 
 void ra_quantize_row(int type, const float *x, void *dst, int64_t n) {
     if (!ra_quantize_supported(type) || ra_row_bytes(type, n) < 0) return;
+#if defined(__aarch64__)
+    if (ra_neon_quantize_row(type, x, dst, n)) return;   // the same bytes, on the NEON paths
+#endif
     const int64_t nb = n / ra_type_block_size(type);
     switch (type) {
     case RA_F32: memmove(dst, x, (size_t)n * 4); break;

@@ -11,7 +11,8 @@
 // path with the scalar one).
 //
 // Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c,
-// dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dot_neon.c, dispatch.c (CPU features,
+// dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dot_neon.c and dot_neon_k.c (+ ops_neon.c for
+// quantization and float ops on aarch64), dispatch.c (CPU features,
 // ra_vec_dot, ra_matmul_rows). All functions are thread-safe; weight and activation rows need only the
 // alignment of their block (2 bytes; 4 for Q8_K and F32).
 #ifndef RUNANYWHERE_CKERNELS_H

@@ -21,7 +21,9 @@ fi
 # Separate runs: the download tests measure time (stall timeouts, cancellation latency, connection ramps, a disk that
 # fills mid-transfer) against a loopback server, and on 2 cores they must not share the CPU with the suites that
 # saturate it (speech decoding, llama.cpp's spinning threads, engine references on every kernel path).
-# The remote backend's tests time read timeouts and refused connections too: a third run of their own.
-swift test --disable-xctest --skip-build --skip "^(DownloadTests|RemoteTests)\."
+# The remote backend's tests time read timeouts and refused connections too, and the server's tests pace a model
+# and time its queue: a run each of their own (beside speech and the engine references, a first token took > 10 s).
+swift test --disable-xctest --skip-build --skip "^(DownloadTests|RemoteTests|ServerTests)\."
 swift test --disable-xctest --skip-build --filter "^DownloadTests\."
 swift test --disable-xctest --skip-build --filter "^RemoteTests\."
+swift test --disable-xctest --skip-build --filter "^ServerTests\."

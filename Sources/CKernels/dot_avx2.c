@@ -171,7 +171,7 @@ RA_AVX2 static float dot_q4_1(int64_t n, const void *w, const void *x) {
         ra_prefetch_ahead(a + i, sizeof(blk_q4_1));
         const __m256i p = dot_u8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
         acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
-        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
+        sm = __builtin_fmaf(ra_f16_table[a[i].m], ra_f16_table[b[i].s], sm);   // as the multi kernels: one rounding
     }
     return hsum_ps(acc) + sm;
 }
@@ -203,7 +203,7 @@ RA_AVX2 static float dot_q5_1(int64_t n, const void *w, const void *x) {
         const __m256i q = _mm256_or_si256(nibbles32(a[i].qs), hb);
         const __m256i p = dot_u8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
         acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
-        sm += ra_f16_table[a[i].m] * ra_f16_table[b[i].s];
+        sm = __builtin_fmaf(ra_f16_table[a[i].m], ra_f16_table[b[i].s], sm);   // as the multi kernels: one rounding
     }
     return hsum_ps(acc) + sm;
 }
@@ -359,24 +359,102 @@ RA_AVX2_INLINE void multi_q8_0_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q8_0)
 
+// Q4_0, Q4_1, Q5_0 and Q5_1 against up to 4 activation rows: each weight block is decoded once for all of them,
+// and each activation row is summed exactly as the single-row dot sums it (the same int32 lanes per block, the
+// same float accumulators, fma operands and final reduction; for Q4_0 the two accumulators of alternate blocks),
+// so that a prompt batch gives bit for bit the logits of feeding its tokens one by one. The integer lanes may be
+// formed differently from the dot's (|w| · sign(w)·y instead of q·y - 8·y): they are exact either way.
+
+// One Q4_0 block i against nx activation rows into acc.
+RA_AVX2_INLINE void multi_q4_0_block(const blk_q4_0 *a, const blk_q8_0 *const b[4], int64_t i, __m256 acc[4], const int nx) {
+    const __m256i wv = _mm256_sub_epi8(nibbles32(a->qs), _mm256_set1_epi8(8));
+    const __m256i aw = _mm256_sign_epi8(wv, wv);
+    const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a->d]);
+    for (int k = 0; k < nx; k++) {
+        const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
+        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+        acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+    }
+}
+
 RA_AVX2_INLINE void multi_q4_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q4_0 *a = w;
     const blk_q8_0 *b[4];
+    __m256 acc0[4], acc1[4];   // dot_q4_0's two accumulators per activation row: blocks of a pair, then the tail in acc0
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs);
+        acc0[k] = acc1[k] = _mm256_setzero_ps();
+    }
+    const int64_t nblk = n / 32;
+    int64_t i = 0;
+    for (; i + 2 <= nblk; i += 2) {
+        multi_q4_0_block(a + i, b, i, acc0, nx);
+        multi_q4_0_block(a + i + 1, b, i + 1, acc1, nx);
+    }
+    if (i < nblk) multi_q4_0_block(a + i, b, i, acc0, nx);
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(_mm256_add_ps(acc0[k], acc1[k]));
+}
+RA_MULTI_WRAPPERS(multi_q4_0)
+
+// Q4_1 (five = 0) and Q5_1 (five = 1): unsigned quants 0..15 / 0..31 against Q8_1 activations, plus m · s per
+// activation row in a scalar, as dot_q4_1 and dot_q5_1.
+RA_AVX2_INLINE void multi_q_1_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int five) {
+    const blk_q8_1 *b[4];
+    __m256 acc[4];
+    float sm[4];
+    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_1 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); sm[k] = 0; }
+    for (int64_t i = 0; i < n / 32; i++) {
+        __m256i q;
+        uint16_t d, m;
+        if (five) {
+            const blk_q5_1 *a = (const blk_q5_1 *)w + i;
+            q = _mm256_or_si256(nibbles32(a->qs), _mm256_and_si256(bits_to_bytes(a->qh), _mm256_set1_epi8(0x10)));
+            d = a->d;
+            m = a->m;
+        } else {
+            const blk_q4_1 *a = (const blk_q4_1 *)w + i;
+            q = nibbles32(a->qs);
+            d = a->d;
+            m = a->m;
+        }
+        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[d]);
+        const float fm = ra_f16_table[m];
+        for (int k = 0; k < nx; k++) {
+            const __m256i p = dot_u8(q, _mm256_loadu_si256((const __m256i *)b[k][i].qs));
+            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+            sm[k] = __builtin_fmaf(fm, ra_f16_table[b[k][i].s], sm[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]) + sm[k];
+}
+RA_AVX2_INLINE void multi_q4_1_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    multi_q_1_m(n, w, x, xs, out, os, nx, 0);
+}
+RA_MULTI_WRAPPERS(multi_q4_1)
+RA_AVX2_INLINE void multi_q5_1_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    multi_q_1_m(n, w, x, xs, out, os, nx, 1);
+}
+RA_MULTI_WRAPPERS(multi_q5_1)
+
+RA_AVX2_INLINE void multi_q5_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q5_0 *a = w;
+    const blk_q8_0 *b[4];
     __m256 acc[4];
     for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
+    const __m256i b4 = _mm256_set1_epi8(0x10), sixteen = _mm256_set1_epi8(16);
     for (int64_t i = 0; i < n / 32; i++) {
-        const __m256i wv = _mm256_sub_epi8(nibbles32(a[i].qs), _mm256_set1_epi8(8));
-        const __m256i aw = _mm256_sign_epi8(wv, wv);
+        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles32(a[i].qs), _mm256_and_si256(bits_to_bytes(a[i].qh), b4)), sixteen);
+        const __m256i aq = _mm256_sign_epi8(q, q);
         const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
         for (int k = 0; k < nx; k++) {
-            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
-            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
+            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), q);
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), _mm256_set1_epi16(1));
             acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
         }
     }
     for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
 }
-RA_MULTI_WRAPPERS(multi_q4_0)
+RA_MULTI_WRAPPERS(multi_q5_0)
 
 RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q4_k *a = w;
@@ -998,7 +1076,8 @@ const ra_dot_table ra_dots_avx2 = {
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
     },
     .multi = {
-        [RA_DI_F16] = multi_f16, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q8_0] = multi_q8_0,
+        [RA_DI_F16] = multi_f16, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q4_1] = multi_q4_1, [RA_DI_Q5_0] = multi_q5_0,
+        [RA_DI_Q5_1] = multi_q5_1, [RA_DI_Q8_0] = multi_q8_0,
         [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k,
     },
 };

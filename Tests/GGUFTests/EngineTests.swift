@@ -47,6 +47,8 @@ private let prompt: [Int32] = [1, 300 - 5, 7, 260, 42, 99, 280, 3, 17, 200, 150]
 struct EngineTests {
     static let shapes: [(TinyModelSpec.Architecture, GGMLType, Bool)] = [
         (.llama, .f32, false), (.llama, .f16, true), (.llama, .q8_0, false), (.qwen3, .f32, true), (.qwen3, .q8_0, true),
+        // the types of real downloads without a panel kernel: batches run their multi-row kernels (dot_avx2.c)
+        (.llama, .q4_1, false), (.qwen3, .q5_0, true), (.llama, .q4_0, true), (.qwen3, .q5_1, false),
     ]
 
     @Test("a whole prompt in one batch gives the same logits as feeding it token by token",

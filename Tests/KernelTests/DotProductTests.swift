@@ -223,7 +223,7 @@ struct DotProductTests {
     }
 
     /// ra_matmul_rows over rows r0..<r1 on `path` into nb output rows of `stride` floats, which start as -12345.
-    private func matmulRows(_ t: KType, _ n: Int, _ w: [UInt8], _ x: [UInt8], nb: Int, stride: Int, _ r0: Int, _ r1: Int,
+    func matmulRows(_ t: KType, _ n: Int, _ w: [UInt8], _ x: [UInt8], nb: Int, stride: Int, _ r0: Int, _ r1: Int,
                             on path: KPath) -> [Float] {
         var out = [Float](repeating: -12345, count: stride * nb)
         path.run {

@@ -1,0 +1,52 @@
+import CKernels
+import Testing
+
+extension DotProductTests {
+    /// The paths whose batches of a 32-element block type sum each activation row in exactly the order of that
+    /// path's single-row dot: scalar (it loops the dot) and AVX2 (its multi-row kernels for Q4_0, Q4_1, Q5_0 and
+    /// Q5_1 keep the dot's accumulators, dot_avx2.c). The AVX-512 paths' Q4_0 batch kernel sums in its own order.
+    static func batchesBitExact(_ t: KType, on path: KPath) -> Bool {
+        [KType.q4_0, .q4_1, .q5_0, .q5_1].contains { $0.id == t.id }
+            && (path.path == Int32(RA_PATH_SCALAR) || path.path == Int32(RA_PATH_AVX2))
+    }
+
+    @Test("Q4_0, Q4_1, Q5_0 and Q5_1 batches are bit-identical to the single-row dot on scalar and AVX2 (a prompt equals token by token)",
+          arguments: [KType.q4_0, KType.q4_1, KType.q5_0, KType.q5_1])
+    func blockBatchesBitExact(_ t: KType) {
+        var rng = SeededRandom(seed: 1919 + UInt64(t.id))
+        let rows = 11, stride = rows + 2
+        let wrb = t.rowBytes, xrb = t.dotType.rowBytes
+        let paths = ([KPath.scalar] + KPath.simd).filter { Self.batchesBitExact(t, on: $0) }
+        #expect(paths.count >= 1)
+        // odd and even block counts (Q4_0's dot sums alternate blocks into two accumulators), 1...9 activation rows
+        // (the multi kernels take 4 at a time), extreme scales and values
+        for n in [32, 64, 96, 544] {
+            for extreme in [false, true] {
+                var w = [UInt8]()
+                for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
+                for nb in [1, 2, 3, 4, 5, 7, 9] {
+                    var x = [UInt8]()
+                    for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                    for path in paths {
+                        for (r0, r1) in [(0, rows), (2, 9)] {
+                            let out = matmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path)
+                            for b in 0..<nb {
+                                let xRow = Array(x[(b * xrb(n))..<((b + 1) * xrb(n))])
+                                for r in 0..<stride {
+                                    let got = out[b * stride + r]
+                                    guard (r0..<r1).contains(r) else {
+                                        #expect(got == -12345, "\(t) \(path) n=\(n) nb=\(nb): wrote outside at b=\(b) r=\(r)")
+                                        continue
+                                    }
+                                    let want = path.run { Kernels.dot(t, n, w, xRow, wOffset: r * wrb(n)) }
+                                    #expect(got.bitPattern == want.bitPattern,
+                                            "\(t) \(path) n=\(n) extreme=\(extreme) nb=\(nb) b=\(b) r=\(r): \(got) vs dot \(want)")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

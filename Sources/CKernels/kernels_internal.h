@@ -183,4 +183,14 @@ int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 #endif
 
+// GELU through the F16 table (ops.c): call ra_gelu_table_ready() once before a loop of ra_gelu_lookup; inputs of
+// 10 and above are the caller's (ggml passes them through unrounded).
+#include "ra_ops.h"
+extern uint16_t ra_gelu_table_f16[1 << 16];
+void ra_gelu_table_ready(void);
+static inline float ra_gelu_lookup(float x) {
+    if (x <= -10.0f) return 0.0f;
+    return ra_ops_f16_to_f32(ra_gelu_table_f16[ra_ops_f32_to_f16(x)]);
+}
+
 #endif

@@ -1,6 +1,7 @@
 // Float operations of the vision encoder: layer norm, table GELU, scaled row softmax and head gathers.
 // Numerics follow ggml's CPU backend (double sums in norms and softmax, GELU through an F16 table).
 #include "ra_vision.h"
+#include "kernels_internal.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -48,18 +49,6 @@ void ra_layer_norm(ra_pool *pool, const float *x, const float *w, const float *b
 
 // MARK: - GELU
 
-static uint16_t rv_gelu_table[1 << 16];
-static pthread_once_t rv_gelu_once = PTHREAD_ONCE_INIT;
-
-static void rv_gelu_init(void) {
-    const float sqrt_2_over_pi = 0.79788456080286535587989211986876f;
-    for (uint32_t i = 0; i < (1u << 16); i++) {
-        const float f = ra_ops_f16_to_f32((uint16_t)i);
-        const float g = 0.5f * f * (1.0f + tanhf(sqrt_2_over_pi * f * (1.0f + 0.044715f * f * f)));
-        rv_gelu_table[i] = ra_ops_f32_to_f16(g);
-    }
-}
-
 typedef struct { float *x; } rv_gelu_ctx;
 
 static void rv_gelu_task(void *p, int64_t lo, int64_t hi, int ith) {
@@ -67,13 +56,12 @@ static void rv_gelu_task(void *p, int64_t lo, int64_t hi, int ith) {
     float *x = ((rv_gelu_ctx *)p)->x;
     for (int64_t i = lo; i < hi; i++) {
         const float v = x[i];
-        if (v <= -10.0f) x[i] = 0.0f;
-        else if (v < 10.0f) x[i] = ra_ops_f16_to_f32(rv_gelu_table[ra_ops_f32_to_f16(v)]);
+        if (v < 10.0f) x[i] = ra_gelu_lookup(v);
     }
 }
 
 void ra_gelu(ra_pool *pool, float *x, int64_t n) {
-    pthread_once(&rv_gelu_once, rv_gelu_init);
+    ra_gelu_table_ready();
     rv_gelu_ctx c = { x };
     ra_pool_for(pool, n, n < 65536 ? n : 16384, rv_gelu_task, &c);
 }

@@ -109,6 +109,10 @@ extension ModelManager {
             (placement, sha256) = try await BlockingWork.run(name: "runanywhere-import") { flag in
                 try LocalFilePlacement.place(source, at: staged.path, placements: placements, cancellation: flag, progress: progress)
             }
+            // A cancel that arrives as the last bytes are placed still wins: nothing is registered.
+            if Task.isCancelled {
+                throw RunAnywhereError(.cancelled, "The import of \(source.path) was cancelled; nothing was imported.", modelId: model.id)
+            }
             if let wrong = expected.first(where: { $0.sha256 != sha256 }) {
                 throw RunAnywhereError(.checksumMismatch,
                     "\(source.path) does not hold the bytes \(wrong.authority) names: its SHA-256 is \(sha256), expected \(wrong.sha256). Nothing was imported.",

@@ -31,7 +31,7 @@ struct VisionMemoryTests {
         return URL(fileURLWithPath: dir)
     }
 
-    @Test("estimate within 10% of the resident growth (both files, an image, a full context); unload gives back all but 10%",
+    @Test("estimate within 10% of the resident growth (both files, an image, a full context); unload gives it back within 5%",
           .enabled(if: ChildProcessProbe.residentBytes() != nil, "needs Linux /proc"),
           .enabled(if: shapedDirectory != nil, "set RUNANYWHERE_SMOLVLM_SHAPED to a folder with the SmolVLM-256M-shaped pair (.ci/run makes it)"),
           .enabled(if: !ChildProcessProbe.isChild(probe), "this is the parent half"))
@@ -45,10 +45,9 @@ struct VisionMemoryTests {
         print("vision-memory: start \(mb(r.before)); estimate \(mb(r.estimate)), peak resident growth \(mb(grown)) (\(String(format: "%+.1f%%", 100 * Double(r.estimate - grown) / Double(grown)))), growth once generated \(mb(r.loaded - r.before)), engine \(mb(r.engineBytes)); after unload \(mb(r.after - r.before)) above the start; \(r.promptTokens) prompt + \(r.outputTokens) generated tokens")
         #expect(grown > 250_000_000, "loading and using both files should grow the process (grew \(grown))")
         #expect(abs(Double(r.estimate - grown)) <= Double(grown) * 0.10, "estimate \(r.estimate) vs peak growth \(grown)")
-        // What unload leaves is heap the image pipeline used (resized images, tiles, normalised planes) that the C
-        // library keeps after malloc_trim: 3-23 MB of 373 over runs here, most under 5%, above it once under CI load.
-        // The issue's target is 5%; this bar catches a leak of either file (100+ MB) or of the KV cache (24 MB).
-        #expect(abs(r.after - r.before) <= grown / 10, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
+        // The issue's target: unload gives back all but 5% of what the model took. (Measured after a first cycle of the
+        // same work: with llama.cpp installed, its libraries' first use adds ~20 MB once, which is not the model's.)
+        #expect(abs(r.after - r.before) <= grown / 20, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
     }
 }
 
@@ -73,25 +72,26 @@ struct VisionMemoryProbe {
         let photo = VlmImage(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../bench/vlm/tiny/photo.jpg").standardized)
         let load = LoadOptions(contextLength: 1024)
-        // One cycle first, as an app that has used a model before: runtime caches and thread arenas stay.
-        _ = try await sdk.models.load(id: "smolvlm-256m", options: load)
-        _ = try await sdk.vlm.generate(prompt: "Hello", images: [], options: LlmOptions(model: "smolvlm-256m", maxTokens: 2))
-        try await sdk.models.unload(id: "smolvlm-256m")
-
-        let before = ChildProcessProbe.residentBytes() ?? 0
-        #expect(ChildProcessProbe.resetPeakResident(), "/proc/self/clear_refs is needed to measure the peak")
-        let loaded = try await sdk.models.load(id: "smolvlm-256m", options: load)
         // The worst case: an image after a conversation has filled the context once, so that the text model's weights,
         // the whole KV cache and its buffers are resident when the encoder's scratch comes on top. Then 698 prompt
         // tokens (640 of them the image's) and generation until the 1,024-token context is full again.
-        let text = try await sdk.vlm.generate(prompt: "Hello", images: [], options: LlmOptions(model: "smolvlm-256m", maxTokens: 1024, temperature: 0))
-        #expect(text.promptTokens + text.outputTokens >= 1000, "the text turn should fill the context (\(text.promptTokens) + \(text.outputTokens))")
-        let result = try await sdk.vlm.generate(prompt: "What is in this picture?", images: [photo],
-                                                options: LlmOptions(model: "smolvlm-256m", maxTokens: 1024, temperature: 0))
-        let during = ChildProcessProbe.residentBytes() ?? 0
-        let peak = ChildProcessProbe.peakResidentBytes() ?? 0
-        try await sdk.models.unload(id: "smolvlm-256m")
-        let after = ChildProcessProbe.residentBytes() ?? 0
+        func cycle(measure: Bool) async throws -> (before: Int64, loaded: LoadedModel, during: Int64, peak: Int64, after: Int64, result: GenerationResult) {
+            let before = ChildProcessProbe.residentBytes() ?? 0
+            if measure { #expect(ChildProcessProbe.resetPeakResident(), "/proc/self/clear_refs is needed to measure the peak") }
+            let loaded = try await sdk.models.load(id: "smolvlm-256m", options: load)
+            let text = try await sdk.vlm.generate(prompt: "Hello", images: [], options: LlmOptions(model: "smolvlm-256m", maxTokens: 1024, temperature: 0))
+            #expect(text.promptTokens + text.outputTokens >= 1000, "the text turn should fill the context (\(text.promptTokens) + \(text.outputTokens))")
+            let result = try await sdk.vlm.generate(prompt: "What is in this picture?", images: [photo],
+                                                    options: LlmOptions(model: "smolvlm-256m", maxTokens: 1024, temperature: 0))
+            let during = ChildProcessProbe.residentBytes() ?? 0
+            let peak = ChildProcessProbe.peakResidentBytes() ?? 0
+            try await sdk.models.unload(id: "smolvlm-256m")
+            return (before, loaded, during, peak, ChildProcessProbe.residentBytes() ?? 0, result)
+        }
+        // The same cycle once first, as an app that has used the model before: what the process keeps after a first
+        // use (runtime caches, thread arenas, libraries other backends open) is not the model's.
+        _ = try await cycle(measure: false)
+        let (before, loaded, during, peak, after, result) = try await cycle(measure: true)
         let report = VisionMemoryTests.Report(before: before, loaded: during, peak: peak, after: after, estimate: loaded.estimatedMemoryBytes,
                                               engineBytes: loaded.memoryBytes, promptTokens: result.promptTokens,
                                               outputTokens: result.outputTokens)

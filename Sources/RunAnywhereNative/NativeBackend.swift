@@ -55,12 +55,13 @@ public struct NativeBackend: InferenceBackend {
         let (file, d) = try GGUFInspector.describe(path, modelId: model.id)
         let context = contextLength ?? GGUFInspector.defaultContextLength(d)
         let e = GGUFInspector.estimate(d, contextLength: context)
-        let v = try visionEstimate(model, embeddingLength: d.embeddingLength, contextLength: context)
+        let projector = try openProjector(model, embeddingLength: d.embeddingLength, contextLength: context)
+        let v = (weights: projector?.weights ?? 0, working: projector?.working ?? 0)
         let estimate = BackendMemoryEstimate(totalBytes: Int64(e.totalBytes + v.weights + v.working),
                                              weightsBytes: Int64(e.weightsBytes + v.weights),
                                              workingBytes: Int64(e.kvCacheBytes + e.scratchBytes + v.working), contextLength: context,
                                              maximumContextLength: d.contextLength)
-        return NativePreparedLoad(file: file, path: path, projector: try projectorFile(model), estimate: estimate)
+        return NativePreparedLoad(file: file, path: path, vision: projector?.vision, estimate: estimate)
     }
 
     private func primaryFile(_ model: ModelInfo) throws -> URL {
@@ -76,14 +77,13 @@ struct NativePreparedLoad: PreparedLoad {
     /// The open file.
     let file: GGUFFile
     let path: URL
-    /// The projector file of a `.vision` model.
-    let projector: URL?
+    /// The projector of a `.vision` model, opened by the estimate (header parsed, tensors mapped).
+    let vision: GGUFVisionModel?
     let estimate: BackendMemoryEstimate
 
     func load(_ request: BackendLoadRequest) throws -> any BackendModel {
         do {
             let model = try GGUFModel(file: file)
-            let vision = try projector.map { try GGUFVisionModel(path: $0.path) }
             let context = try GGUFContext(model: model, contextLength: request.contextLength, threads: request.threads)
             return NativeModel(model: model, context: context, modelId: request.model.id, vision: vision)
         } catch let error as GGUFError {

@@ -14,15 +14,17 @@ extension NativeBackend {
         return dir.appendingPathComponent(file.fileName)
     }
 
-    /// The projector's share of a vision model's memory: its mapped weights, and while an image is encoded the
-    /// encoder's activations plus the largest image's embeddings (the image tokens' KV entries are part of the
-    /// context's cache); an image never becomes more tokens than the context holds.
-    func visionEstimate(_ model: ModelInfo, embeddingLength: Int, contextLength: Int) throws -> (weights: Int, working: Int) {
-        guard let path = try projectorFile(model) else { return (0, 0) }
+    /// The projector of a `.vision` model, opened once for the whole load (nil for other models), and its share of the
+    /// memory: its mapped weights, and while an image is encoded the encoder's activations plus the largest image's
+    /// embeddings (the image tokens' KV entries are part of the context's cache); an image never becomes more tokens
+    /// than the context holds.
+    func openProjector(_ model: ModelInfo, embeddingLength: Int, contextLength: Int) throws
+        -> (vision: GGUFVisionModel, weights: Int, working: Int)? {
+        guard let path = try projectorFile(model) else { return nil }
         do {
             let vision = try GGUFVisionModel(path: path.path)
             let tokens = min(vision.maxTokensPerImage ?? contextLength, contextLength)
-            return (vision.file.fileSize, vision.encoderScratchBytes + tokens * embeddingLength * 4)
+            return (vision, vision.file.fileSize, vision.encoderScratchBytes + tokens * embeddingLength * 4)
         } catch let error as GGUFError {
             throw error.runAnywhereError(modelId: model.id, path: path)
         }

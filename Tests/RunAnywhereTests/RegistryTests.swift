@@ -263,4 +263,47 @@ struct RegistryTests {
         #expect(StorageLayout.defaultRoot(environment: ["XDG_DATA_HOME": "/xdg", "HOME": "/h"]).path == "/xdg/runanywhere")
         #expect(StorageLayout.defaultRoot(environment: ["HOME": "/h"]).path == "/h/.local/share/runanywhere")
     }
+
+    @Test("removing a folder that another writer keeps filling succeeds (FileManager calls that race 'permission denied'); a real failure keeps its system error")
+    func removeTreeRace() throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("ra-rmtree-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        final class Flag: @unchecked Sendable { let lock = NSLock(); var stop = false
+            var value: Bool { lock.lock(); defer { lock.unlock() }; return stop } }
+        for trial in 0..<20 {
+            let dir = root.appendingPathComponent("t\(trial)/sub")
+            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+            for i in 0..<100 { FileManager.default.createFile(atPath: dir.appendingPathComponent("f\(i)").path, contents: Data([1])) }
+            let flag = Flag()
+            let writer = Thread {
+                var i = 0
+                while !flag.value && i < 3_000 {
+                    i += 1
+                    let fd = open(dir.appendingPathComponent("n\(i)").path, O_CREAT | O_WRONLY, 0o644)
+                    if fd >= 0 { close(fd) }
+                }
+            }
+            writer.start()
+            try FileSystem.removeTree(root.appendingPathComponent("t\(trial)"))
+            flag.lock.lock(); flag.stop = true; flag.lock.unlock()
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("t\(trial)").path))
+        }
+        let left = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        #expect(left.isEmpty, "left behind: \(left)")
+        #expect(FileSystem.isRemovalLeftover(".t3.removing-\(UUID().uuidString)", of: "t3"))
+        #expect(!FileSystem.isRemovalLeftover(".t3.removing-x", of: "t3") && !FileSystem.isRemovalLeftover("t3", of: "t3"))
+        // Absent is removed; a path through a file is a real error with its own number.
+        try FileSystem.removeTree(root.appendingPathComponent("absent"))
+        let file = root.appendingPathComponent("plain")
+        FileManager.default.createFile(atPath: file.path, contents: Data([1]))
+        #expect(throws: (any Error).self) { try FileSystem.removeTree(file.appendingPathComponent("below")) }
+        do {
+            try FileSystem.removeTree(file.appendingPathComponent("below"))
+        } catch {
+            let ns = error as NSError
+            #expect(ns.domain == NSPOSIXErrorDomain && ns.code == Int(ENOTDIR), "\(ns)")
+        }
+        try FileSystem.removeTree(file)
+        #expect(!FileManager.default.fileExists(atPath: file.path))
+    }
 }

@@ -51,6 +51,62 @@ enum FileSystem {
         }
     }
 
+    /// Removes a file, or a folder and everything below it, without following symbolic links.
+    ///
+    /// Another process may still be writing there (a pull that a `models rm` overtakes). The tree is first renamed
+    /// to `.<name>.removing-<UUID>` beside it, so writers that go by path find it gone instead of refilling it; then
+    /// it is emptied depth first, entries that vanish meanwhile are fine, and a folder that still gained entries is
+    /// emptied again, for up to `passes` passes. (FileManager's `removeItem` reports that race as "permission
+    /// denied".) A real failure (permission, a read-only volume) throws an `NSPOSIXErrorDomain` error with the
+    /// system's own number.
+    static func removeTree(_ url: URL, passes: Int = 50) throws {
+        var target = url.path
+        let trash = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).removing-\(UUID().uuidString)")
+        if rename(url.path, trash.path) == 0 {
+            target = trash.path
+        } else if errno == ENOENT {
+            return
+        }
+        // Any other rename failure (a name too long for the suffix, a mount point): removed where it is.
+        for pass in 1...max(1, passes) {
+            let result = removeOnce(target)
+            if result == 0 || result == ENOENT { return }
+            guard result == ENOTEMPTY || result == EEXIST, pass < passes else {
+                throw NSError(domain: NSPOSIXErrorDomain, code: Int(result), userInfo: [NSFilePathErrorKey: url.path])
+            }
+            usleep(useconds_t(1000 * min(pass, 20)))
+        }
+    }
+
+    /// Whether `name` is what `removeTree` renames `original` to while removing it (left behind by a killed process).
+    static func isRemovalLeftover(_ name: String, of original: String) -> Bool {
+        let prefix = ".\(original).removing-"
+        return name.hasPrefix(prefix) && UUID(uuidString: String(name.dropFirst(prefix.count))) != nil
+    }
+
+    /// One depth-first pass; 0, or the first errno that stopped it (ENOENT of anything counts as removed).
+    private static func removeOnce(_ path: String) -> Int32 {
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return errno == ENOENT ? 0 : errno }
+        if (st.st_mode & S_IFMT) != S_IFDIR {
+            return unlink(path) == 0 || errno == ENOENT ? 0 : errno
+        }
+        guard let dir = opendir(path) else { return errno == ENOENT ? 0 : errno }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        closedir(dir)
+        for name in names {
+            let result = removeOnce(path + "/" + name)
+            if result != 0 { return result }
+        }
+        return rmdir(path) == 0 || errno == ENOENT ? 0 : errno
+    }
+
     static func createDirectory(_ url: URL) throws {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)

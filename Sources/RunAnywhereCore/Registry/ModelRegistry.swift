@@ -238,22 +238,25 @@ actor ModelRegistry {
         let fm = FileManager.default
         do {
             if model.source == .builtIn || model.source == .remoteCatalog || model.source == .discovered || model.source == .imported {
-                if fm.fileExists(atPath: dir.path) { try fm.removeItem(at: dir) }
+                try FileSystem.removeTree(dir)
             } else {
                 // Keep the registration: rewrite the manifest as not downloaded, then remove everything else.
                 var kept = model
                 kept.isDownloaded = false
                 try write(ModelManifest(model: kept), to: dir.appendingPathComponent("manifest.json"))
                 for name in (try? fm.contentsOfDirectory(atPath: dir.path)) ?? [] where name != "manifest.json" {
-                    try fm.removeItem(at: dir.appendingPathComponent(name))
+                    try FileSystem.removeTree(dir.appendingPathComponent(name))
                 }
             }
             let partials = layout.downloadDirectory(id: id)
-            if fm.fileExists(atPath: partials.path) { try fm.removeItem(at: partials) }
-            // Unpacking folders an interrupted (killed) archive install left beside the model folder.
-            let parent = dir.deletingLastPathComponent()
-            for name in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? [] where Self.isUnpackingFolder(name, of: id) {
-                try fm.removeItem(at: parent.appendingPathComponent(name))
+            try FileSystem.removeTree(partials)
+            // Unpacking folders an interrupted (killed) archive install left beside the model folder, and what a
+            // killed removal left half-removed beside it or beside the partial downloads.
+            for parent in [dir.deletingLastPathComponent(), partials.deletingLastPathComponent()] {
+                for name in (try? fm.contentsOfDirectory(atPath: parent.path)) ?? []
+                where Self.isUnpackingFolder(name, of: id) || FileSystem.isRemovalLeftover(name, of: id) {
+                    try FileSystem.removeTree(parent.appendingPathComponent(name))
+                }
             }
         } catch let error as RunAnywhereError {
             throw error

@@ -162,13 +162,17 @@ struct SegmentedDownloadTests {
         #expect(ramp.connections == 2)
         #expect(!step(0, 0))
         #expect(!step(0.5, 50))   // not a whole interval yet
-        #expect(step(1, 100))
+        #expect(step(1, 100))     // 100/s
         #expect(ramp.connections == 4)
-        #expect(step(2, 300))
+        #expect(!step(1.5, 200))  // the new connections' half interval: the next window opens here
+        #expect(!step(2, 300))
+        #expect(step(2.5, 400))   // 200/s
         #expect(ramp.connections == 8)
-        #expect(step(3, 700))
+        #expect(!step(3, 600))    // opens the window
+        #expect(step(4, 1000))    // 400/s
         #expect(ramp.connections == 16)
-        #expect(!step(4, 1500))
+        #expect(!step(4.5, 1500))
+        #expect(!step(5.5, 2500))
         #expect(!step(9, 9000))
         #expect(ramp.connections == 16)
     }
@@ -180,9 +184,26 @@ struct SegmentedDownloadTests {
         _ = ramp.update(time: 0, bytes: 0)
         #expect(step(1, 100))
         #expect(ramp.connections == 8)
-        #expect(step(2, 215))   // 115 per second: +15 %
+        #expect(!step(1.5, 150))
+        #expect(step(2.5, 265))   // 115 per second: +15 %
         #expect(ramp.connections == 4)
         #expect(!step(3, 1000))
+        #expect(ramp.connections == 4)
+    }
+
+    @Test("the half interval after a doubling is not judged: slow first bytes of new connections do not stop the ramp")
+    func rampIgnoresConnectionSetup() {
+        var ramp = ConnectionRamp(initial: 1, maximum: 8, interval: 1)
+        func step(_ time: Double, _ bytes: Int64) -> Bool { ramp.update(time: time, bytes: bytes) }
+        _ = ramp.update(time: 0, bytes: 0)
+        #expect(step(1, 100))     // 100/s on one connection
+        #expect(ramp.connections == 2)
+        // The second connection spends 0.9 s connecting, then carries 100/s like the first (200/s in all). A window
+        // from the doubling (1 → 2 s) reads 110/s, +10 %, and would stop at one connection; the one that opens
+        // half an interval later (1.5 → 2.5 s) reads 160/s, +60 %.
+        #expect(!step(1.5, 150))
+        #expect(!step(2, 210))
+        #expect(step(2.5, 310))
         #expect(ramp.connections == 4)
     }
 

@@ -319,7 +319,9 @@ final class SegmentedDownload: Sendable {
 
 /// How many connections a segmented download keeps: it starts with a few and, every `interval` seconds of
 /// transfer, doubles them while the doubling raised the throughput by at least a fifth; the first doubling
-/// that does not pay sends it back to the count before, and it stays there. A server or CDN capping each
+/// that does not pay sends it back to the count before, and it stays there. After each doubling, half an
+/// interval passes before the next window opens: new connections spend it connecting and ramping up (TCP slow
+/// start), and counting it would judge them by their handshakes (on a loaded machine, often enough to stop at 2). A server or CDN capping each
 /// connection thus gets many connections (throughput grows with each), while a link that a few connections
 /// already fill (a phone, a plain server bound by CPU) keeps few, sparing memory, sockets and the server.
 struct ConnectionRamp {
@@ -332,6 +334,8 @@ struct ConnectionRamp {
     private var settled: Bool
     private var mark: (time: Double, bytes: Int64)?
     private var before: (connections: Int, rate: Double)?
+    /// After a doubling: the window does not open before this time.
+    private var settlingUntil: Double?
 
     init(initial: Int, maximum: Int, interval: Double) {
         self.maximum = max(1, maximum)
@@ -343,6 +347,11 @@ struct ConnectionRamp {
     /// Takes the bytes received so far at `time` (seconds, monotonic); true when ``connections`` changed.
     mutating func update(time: Double, bytes: Int64) -> Bool {
         guard !settled else { return false }
+        if let until = settlingUntil {
+            guard time >= until else { return false }
+            settlingUntil = nil
+            mark = nil
+        }
         guard let mark else {
             self.mark = (time, bytes)
             return false
@@ -361,6 +370,7 @@ struct ConnectionRamp {
         }
         before = (connections, rate)
         connections = min(maximum, connections * 2)
+        settlingUntil = time + interval / 2
         return true
     }
 }

@@ -52,7 +52,8 @@ struct ModelDiskFullTests {
             dir.remove()
         }
         let body = testBytes(700_000, seed: 44)
-        server.setRoute("/big.bin", LoopbackRoute(body: body, etag: "\"big\"", bandwidthBytesPerSecond: 700_000))
+        // 250 kB/s: about 3 s in all, so the filler lands mid-download even when a loaded machine delivers the progress late.
+        server.setRoute("/big.bin", LoopbackRoute(body: body, etag: "\"big\"", bandwidthBytesPerSecond: 250_000))
         let sdk = RunAnywhereSDK(configuration: RunAnywhereConfiguration(storageRoot: root, environment: ["HOME": dir.path]))
         var policy = fastPolicy()
         policy.freeSpace = { try availableDiskBytes(at: $0) }   // the real volume: 1 MB, enough when the download starts

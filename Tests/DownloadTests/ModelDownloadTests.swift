@@ -131,7 +131,9 @@ struct ModelDownloadTests {
         let f = try SDKFixture()
         defer { f.cleanUp() }
         let body = testBytes(2_000_000)
-        try await f.register("slow", body: body) { $0.bandwidthBytesPerSecond = 1_000_000 }
+        // 200 kB/s: the cancel at 300 kB lands 8 s before the end even when a loaded machine runs the consumer late
+        // (at 1 MB/s, a machine at load 19 let the first transfer finish and install before the cancel was seen).
+        try await f.register("slow", body: body) { $0.bandwidthBytesPerSecond = 200_000 }
         let consumer = Task {
             for try await event in try await f.sdk.models.download(id: "slow") {
                 if let p = event.progress, p.bytesDone >= 300_000 { return p.bytesDone }
@@ -175,6 +177,21 @@ struct ModelDownloadTests {
         #expect(y.last?.completedModel?.isDownloaded == true)
         if case .started = y.first {} else { Issue.record("second stream did not start with .started") }
         #expect(f.server.requests.count == 1)
+    }
+
+    @Test("each file's first progress report goes out even inside the throttle interval")
+    func eachFileStartIsReported() {
+        final class Seen: @unchecked Sendable { let lock = NSLock(); var indices: [Int] = [] }
+        let seen = Seen()
+        let aggregator = ModelProgressAggregator(sizes: [100, 100, 100], interval: 60) { event in
+            if case .progress(let p) = event { seen.lock.lock(); seen.indices.append(p.currentFileIndex); seen.lock.unlock() }
+        }
+        for index in 0..<3 {
+            for done in [10, 50, 100] as [Int64] {
+                aggregator.update(index, FileDownloadProgress(bytesDone: done, bytesTotal: 100, retryAttempt: 0))
+            }
+        }
+        #expect(seen.indices == [0, 1, 2])
     }
 
     @Test("downloads a multi-file model with per-file and overall progress")

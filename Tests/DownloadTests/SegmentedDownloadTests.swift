@@ -58,12 +58,13 @@ struct SegmentedDownloadTests {
 
     @Test("on a server capping each connection, the connections double past the starting count while that pays")
     func connectionsRampUp() async throws {
-        let f = try DownloadFixture(size: 4_000_000) { $0.bandwidthBytesPerSecond = 1_000_000 }
+        // Windows of 0.3 s: long enough that a busy machine's scheduling noise does not decide a doubling.
+        let f = try DownloadFixture(size: 6_000_000) { $0.bandwidthBytesPerSecond = 1_000_000 }
         defer { f.cleanUp() }
         var policy = segmentedPolicy()
         policy.initialConnections = 1
         policy.maxConnections = 8
-        policy.rampInterval = 0.15
+        policy.rampInterval = 0.3
         let peak = try await peakOpenConnections(f.server) {
             _ = try await FileDownloader(policy: policy).download(f.request(sha: f.sha))
         }

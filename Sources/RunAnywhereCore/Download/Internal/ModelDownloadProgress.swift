@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 
 /// Turns per-file progress into ``DownloadProgress`` events: overall figures over all files, speed over
-/// a sliding window, at most about four events a second (plus retries and a final one).
+/// a sliding window, at most about four events a second (plus each file's first report, retries and a final one).
 final class ModelProgressAggregator: Sendable {
     private struct State {
         var done: [Int64]
@@ -40,7 +40,8 @@ final class ModelProgressAggregator: Sendable {
         let now = monotonicSeconds()
         let event = state.withLock { s -> DownloadProgress? in
             let delta = p.bytesDone - s.done[index]
-            if s.seen[index], delta > 0 { s.transferred += delta }   // a resume's first report is not speed
+            let firstOfFile = !s.seen[index]
+            if !firstOfFile, delta > 0 { s.transferred += delta }   // a resume's first report is not speed
             s.seen[index] = true
             s.done[index] = p.bytesDone
             if let total = p.bytesTotal { s.totals[index] = total }
@@ -49,7 +50,8 @@ final class ModelProgressAggregator: Sendable {
             s.retryAttempt = p.retryAttempt
             s.samples.append((now, s.transferred))
             while let first = s.samples.first, now - first.time > window, s.samples.count > 2 { s.samples.removeFirst() }
-            guard retryChanged || now - s.lastEmit >= interval else { return nil }
+            // A file's first report always goes out: "file 2 of 3" is news, whatever the throttle says.
+            guard retryChanged || firstOfFile || now - s.lastEmit >= interval else { return nil }
             s.lastEmit = now
             return Self.progress(s)
         }

@@ -4,6 +4,7 @@
 # it cached) and warm (medians of later requests), the split of a warm one, and decode speed engine vs API.
 #
 #   bench/engine/ttft.sh [MODEL.gguf] [--rounds 3] [--threads 2] [--out bench/results/ttft.md]
+#   TTFT_BEFORE=/path/to/older/ttft-bench bench/engine/ttft.sh ...     adds a "before" column, measured in the same rounds
 #
 # Default model: /work/cache/real/SmolLM2-135M-Instruct.Q4_1.gguf. Each round runs, in an order that rotates round
 # by round, one fresh process per case: ours with the file out of the page cache, ours with it cached, and the same
@@ -34,6 +35,9 @@ fi
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
 [ -x "$PY" ] || PY=/work/main/bench/.venv/bin/python
 CASES="ours-disk ours-cached"
+# TTFT_BEFORE=path of another ttft-bench build (e.g. the commit before a change): its runs join every round.
+BEFORE="${TTFT_BEFORE:-}"
+if [ -n "$BEFORE" ]; then [ -x "$BEFORE" ] || { echo "TTFT_BEFORE=$BEFORE is not an executable" >&2; exit 1; }; CASES="$CASES before-disk before-cached"; fi
 if "$PY" -c 'import llama_cpp, numpy' 2>/dev/null; then CASES="$CASES llama-disk llama-cached"; else echo "no llama-cpp-python at $PY: skipping llama.cpp" >&2; fi
 
 work="$(mktemp -d /var/tmp/ttft.XXXXXX)"
@@ -53,11 +57,14 @@ for ((r = 0; r < ROUNDS; r++)); do
         case "$C" in
             ours-disk) "$BIN" "$work/model.gguf" --threads "$THREADS" --drop-page-cache > "$out" ;;
             ours-cached) cat "$work/model.gguf" > /dev/null; "$BIN" "$work/model.gguf" --threads "$THREADS" > "$out" ;;
+            before-disk) "$BEFORE" "$work/model.gguf" --threads "$THREADS" --drop-page-cache > "$out" ;;
+            before-cached) cat "$work/model.gguf" > /dev/null; "$BEFORE" "$work/model.gguf" --threads "$THREADS" > "$out" ;;
             llama-disk) drop "$work/model.gguf"; echo "{\"pageCacheBytesAtLoad\": \"$(cached "$work/model.gguf")\"}" > "$out.cache"
                         "$PY" bench/engine/ttft_llama.py "$work/model.gguf" "$work/prompts.json" --threads "$THREADS" > "$out" ;;
             llama-cached) cat "$work/model.gguf" > /dev/null
                           "$PY" bench/engine/ttft_llama.py "$work/model.gguf" "$work/prompts.json" --threads "$THREADS" > "$out" ;;
         esac
+        echo "$C $r $(cut -d' ' -f1 /proc/loadavg)" >> "$work/loads"
     done
 done
 LOAD1="$(cut -d' ' -f1-3 /proc/loadavg)"
@@ -66,7 +73,7 @@ LOAD1="$(cut -d' ' -f1-3 /proc/loadavg)"
     echo
     echo "Reproduce: \`swift build -c release --product ttft-bench && bench/engine/ttft.sh $MODEL --rounds $ROUNDS --threads $THREADS\`"
     echo
-    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources bench 2>/dev/null || echo ' (with uncommitted changes)'); driver $BIN"
+    echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources bench 2>/dev/null || echo ' (with uncommitted changes)'); driver $BIN${BEFORE:+; before: $BEFORE}"
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o 'avx512[a-z_]*\|avx2\|fma\|f16c' | sort -u | tr '\n' ' ')"
     echo "- load average (1/5/15 min) before: $LOAD0, after: $LOAD1 (a 2-core machine shared with other jobs)"
     python3 bench/engine/ttft_report.py "$work" "$ROUNDS" "$THREADS" "$(basename "$MODEL")"

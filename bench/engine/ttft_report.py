@@ -39,24 +39,33 @@ def spread(values):
     return f"{values[0] * 1000:.0f}–{values[-1] * 1000:.0f}"
 
 
-ours = {c: runs(f"ours-{c}") for c in ("disk", "cached")}
-llama = {c: runs(f"llama-{c}") for c in ("disk", "cached")}
-ours_all = ours["disk"] + ours["cached"]
-llama_all = llama["disk"] + llama["cached"]
-if not ours_all:
+engines = [e for e in ("before", "ours") if runs(f"{e}-disk") + runs(f"{e}-cached")]
+by = {e: {c: runs(f"{e}-{c}") for c in ("disk", "cached")} for e in engines + ["llama"]}
+every = {e: by[e]["disk"] + by[e]["cached"] for e in by}
+if "ours" not in engines:
     sys.exit("no runs of ours")
-first = ours_all[0]
-fresh = [q for r in ours_all for q in r["fresh"]]
-prefix = [q for r in ours_all for q in r["prefix"][1:]]
-repeated = [q for r in ours_all for q in r["repeated"][1:]]
-split = [s for r in ours_all for s in r["split"][1:]]
+first = every["ours"][0]
+label = {"before": "before (API)", "ours": "this build (API)" if "before" in engines else "ours (API)"}
+
+
+def pooled(e, key, skip_first=False):
+    return [q for r in every[e] for q in (r[key][1:] if skip_first else r[key])]
+
+
 user_tokens = [p["userTokens"] for p in first["prompts"]]
 prompt_tokens = [p["promptTokens"] for p in first["split"]]
-lw = [w for r in llama_all for w in r["warm"]]
+lw = [w for r in every["llama"] for w in r["warm"]]
+lwt = [w["prefill"] + w["sample"] for w in lw]
 cache_mb = lambda rs: ", ".join(f"{(r.get('pageCacheBytesAtLoad') or 0) / 2**20:.1f}" for r in rs)
+loads = {}
+if os.path.exists(os.path.join(work, "loads")):
+    for line in open(os.path.join(work, "loads")):
+        c, _, l = line.split()
+        loads.setdefault(c.split("-")[0], []).append(float(l))
 
 print(f"- model: {name} ({first['fileBytes'] / 2**20:.1f} MiB); {threads} threads; context {first['contextLength']}; "
       f"greedy (temperature 0); {rounds} rounds, each one fresh process per case in rotating order")
+print(f"- 1-min load average after each run: " + "; ".join(f"{e} {min(v):.1f}–{max(v):.1f}" for e, v in loads.items()))
 print(f"- messages: {len(user_tokens)} different user messages of {min(user_tokens)}–{max(user_tokens)} tokens "
       f"(median {med(user_tokens):.0f}); with SmolLM2's template (its default system prompt) the prompt is "
       f"{min(prompt_tokens)}–{max(prompt_tokens)} tokens")
@@ -65,60 +74,74 @@ print(f"- ours: `RunAnywhereSDK.llm.generateStream` with the model loaded by `mo
       f"(llama_decode of the prompt + argmax of the last row) — an engine figure, no chat template, tokenizer or API "
       f"around it, so it compares with our *prefill + first sampling* row, not with the API row")
 print(f"- \"disk\": the file's pages dropped from the page cache (posix_fadvise DONTNEED on a private copy) just before "
-      f"the load; page cache at load, MiB — ours: {cache_mb(ours['disk'])}; \"cached\": the file read just before, "
+      f"the load; page cache at load, MiB — ours: {cache_mb(by['ours']['disk'])}; \"cached\": the file read just before, "
       f"a fresh process (its first touch of the mapping is page faults on cached pages)")
 print()
 print("## Time to first token (ms, medians; range in brackets)")
 print()
-print("| case | ours (API) | ours: reused / prompt tokens | llama.cpp (engine only) |")
-print("|---|---:|---:|---:|")
+print("| case | " + " | ".join(label[e] for e in engines) + " | reused / prompt tokens | llama.cpp (engine only) |")
+print("|---|" + "---:|" * (len(engines) + 2))
+where = {"disk": "file not in page cache", "cached": "file in page cache"}
 for c in ("disk", "cached"):
-    print(f"| load, file {'not in page cache' if c == 'disk' else 'in page cache'} | "
-          f"{ms(med(r['loadSeconds'] for r in ours[c]))} ({spread(r['loadSeconds'] for r in ours[c])}) | | "
-          f"{ms(med(r['loadSeconds'] for r in llama[c]))} ({spread(r['loadSeconds'] for r in llama[c])}) |")
-    lc = [r["cold"]["prefill"] + r["cold"]["sample"] for r in llama[c]]
-    print(f"| cold: first request after the load, file {'not in page cache' if c == 'disk' else 'in page cache'} | "
-          f"{ms(med(r['cold']['ttft'] for r in ours[c]))} ({spread(r['cold']['ttft'] for r in ours[c])}) | "
-          f"0 / {first['cold']['promptTokens']} | {ms(med(lc))} ({spread(lc)}) |")
-lwt = [w["prefill"] + w["sample"] for w in lw]
-print(f"| **warm, new message, nothing reused** | **{ms(med(q['ttft'] for q in fresh))}** ({spread(q['ttft'] for q in fresh)}) | "
-      f"{med(q['reused'] for q in fresh):.0f} / {med(q['promptTokens'] for q in fresh):.0f} | {ms(med(lwt))} ({spread(lwt)}) |")
-print(f"| warm, new message, system prompt reused from the request before | {ms(med(q['ttft'] for q in prefix))} "
-      f"({spread(q['ttft'] for q in prefix)}) | {med(q['reused'] for q in prefix):.0f} / {med(q['promptTokens'] for q in prefix):.0f} | |")
-print(f"| warm, the same message again (all but its last token reused) | {ms(med(q['ttft'] for q in repeated))} "
-      f"({spread(q['ttft'] for q in repeated)}) | {med(q['reused'] for q in repeated):.0f} / {med(q['promptTokens'] for q in repeated):.0f} | |")
+    cells = [f"{ms(med(r['loadSeconds'] for r in by[e][c]))} ({spread(r['loadSeconds'] for r in by[e][c])})" for e in engines]
+    ll = [r["loadSeconds"] for r in by["llama"][c]]
+    print(f"| load (`models.load`), {where[c]} | " + " | ".join(cells) + f" | | {ms(med(ll))} ({spread(ll)}) |")
+    cells = [f"{ms(med(r['cold']['ttft'] for r in by[e][c]))} ({spread(r['cold']['ttft'] for r in by[e][c])})" for e in engines]
+    lc = [r["cold"]["prefill"] + r["cold"]["sample"] for r in by["llama"][c]]
+    print(f"| cold: first request after the load, {where[c]} | " + " | ".join(cells) +
+          f" | 0 / {first['cold']['promptTokens']} | {ms(med(lc))} ({spread(lc)}) |")
+rows = [("**warm, new message, nothing reused**", "fresh", lwt),
+        ("warm, new message, system prompt reused from the request before", "prefix", None),
+        ("warm, the same message again (all but its last token reused)", "repeated", None)]
+for title, key, peer in rows:
+    cells = []
+    for e in engines:
+        qs = pooled(e, key, skip_first=key != "fresh")
+        cells.append(f"{'**' if key == 'fresh' else ''}{ms(med(q['ttft'] for q in qs))}{'**' if key == 'fresh' else ''} "
+                     f"({spread(q['ttft'] for q in qs)})")
+    qs = pooled("ours", key, skip_first=key != "fresh")
+    print(f"| {title} | " + " | ".join(cells) + f" | {med(q['reused'] for q in qs):.0f} / {med(q['promptTokens'] for q in qs):.0f} | "
+          + (f"{ms(med(peer))} ({spread(peer)})" if peer else "") + " |")
 print()
 print("## Where a warm TTFT goes (nothing reused; ms, medians)")
 print()
-parts = ["render", "tokenize", "prefill", "sampleGreedy"]
-total_parts = med(sum(s[p] for p in parts) for s in split)
-api = med(q["ttft"] for q in fresh)
-inside = med(q["resultTTFT"] for q in fresh)
-in_prefill = med(q["promptSeconds"] for q in fresh)
-print("| step | ours | llama.cpp |")
-print("|---|---:|---:|")
-print(f"| chat template render | {ms(med(s['render'] for s in split))} | |")
-print(f"| tokenization | {ms(med(s['tokenize'] for s in split))} | {ms(med(w['tokenize'] for w in lw))} |")
-print(f"| prefill: forward of the prompt, logits of its last token | {ms(med(s['prefill'] for s in split))} "
-      f"(in the API calls: {ms(in_prefill)}) | {ms(med(w['prefill'] for w in lw))} |")
-print(f"| first sampling + detokenization, greedy | {ms(med(s['sampleGreedy'] for s in split))} | {ms(med(w['sample'] for w in lw))} (numpy argmax) |")
-print(f"| first sampling, API default sampling (temperature 0.7, top-k 40, top-p 0.95, min-p 0.05) | "
-      f"{ms(med(s['sampleDefault'] for s in split))} | |")
-print(f"| sum of the engine steps | {ms(total_parts)} | {ms(med(lwt))} |")
-print(f"| TTFT measured inside the SDK (`timeToFirstTokenSeconds`) | {ms(inside)} | |")
-print(f"| TTFT the stream's consumer sees | {ms(api)} | |")
-print(f"| API, actor, thread and stream overhead (consumer TTFT − engine steps) | {ms(api - total_parts)} | |")
+print("The steps are timed on the engine below the API in the same process (`GGUFModel`/`GGUFContext`, same threads);")
+print("the overhead row is per request: the consumer's TTFT minus the engine's prompt time inside that same call.")
+print()
+print("| step | " + " | ".join(label[e].replace(" (API)", "") for e in engines) + " | llama.cpp |")
+print("|---|" + "---:|" * (len(engines) + 1))
+split = {e: pooled(e, "split", skip_first=True) for e in engines}
+fresh = {e: pooled(e, "fresh") for e in engines}
+def row(title, values, peer=""):
+    print(f"| {title} | " + " | ".join(values) + f" | {peer} |")
+row("chat template render", [ms(med(s["render"] for s in split[e])) for e in engines])
+row("tokenization", [ms(med(s["tokenize"] for s in split[e])) for e in engines], ms(med(w["tokenize"] for w in lw)))
+row("prefill: forward of the prompt, logits of its last token", [ms(med(s["prefill"] for s in split[e])) for e in engines],
+    ms(med(w["prefill"] for w in lw)))
+row("first sampling + detokenization, greedy", [ms(med(s["sampleGreedy"] for s in split[e])) for e in engines],
+    ms(med(w["sample"] for w in lw)) + " (numpy argmax)")
+row("first sampling, the API's default sampling (temperature 0.7, top-k 40, top-p 0.95, min-p 0.05)",
+    [ms(med(s["sampleDefault"] for s in split[e])) for e in engines])
+row("prefill inside the API calls (`promptTokens / promptTokensPerSecond`)", [ms(med(q["promptSeconds"] for q in fresh[e])) for e in engines])
+row("TTFT measured inside the SDK (`timeToFirstTokenSeconds`)", [ms(med(q["resultTTFT"] for q in fresh[e])) for e in engines])
+row("TTFT the stream's consumer sees", [ms(med(q["ttft"] for q in fresh[e])) for e in engines], ms(med(lwt)))
+row("everything but the prefill: template, tokenizer, sampling, actors, threads, stream (per request)",
+    [ms(med(q["ttft"] - q["promptSeconds"] for q in fresh[e])) for e in engines])
+row("the same for the repeated message (1 token evaluated)",
+    [ms(med(q["ttft"] - q["promptSeconds"] for q in pooled(e, "repeated", skip_first=True))) for e in engines])
 print()
 print("## Decode after the prompt (tokens/s, medians)")
 print()
-d = [r["decode"] for r in ours_all]
-print("| path | ours | llama.cpp |")
-print("|---|---:|---:|")
-print(f"| engine loop: evaluate + argmax (as engine-bench) | {med(x['engineLoop'] for x in d):.1f} | "
-      f"{(med(r['decode'] for r in llama_all) or 0):.1f} |")
-print(f"| engine `generate` (TokenLoop: sampler, detokenizer, stop filter) | {med(x['tokenLoop'] for x in d):.1f} | |")
-print(f"| API stream, first to last `.text` event | {med(x['apiStream'] for x in d):.1f} | |")
-print(f"| API `GenerationResult.tokensPerSecond` | {med(x['apiResult'] for x in d):.1f} | |")
-print(f"\n({first['decode']['tokens']} tokens asked; the API call produced {med(x['apiTokens'] for x in d):.0f}; "
-      f"llama.cpp's tokenizer gave our tokens for {sum(r['tokenizerAgrees'] for r in llama_all)} of "
-      f"{sum(r['prompts'] for r in llama_all)} prompts)")
+print("| path | " + " | ".join(label[e].replace(" (API)", "") for e in engines) + " | llama.cpp |")
+print("|---|" + "---:|" * (len(engines) + 1))
+d = {e: [r["decode"] for r in every[e]] for e in engines}
+def rate(e, k):
+    return f"{med(x[k] for x in d[e]):.1f}"
+row("engine loop: evaluate + argmax (as engine-bench)", [rate(e, "engineLoop") for e in engines],
+    f"{(med(r['decode'] for r in every['llama']) or 0):.1f}")
+row("engine `generate` (TokenLoop: sampler, detokenizer, stop filter)", [rate(e, "tokenLoop") for e in engines])
+row("API stream, first to last `.text` event", [rate(e, "apiStream") for e in engines])
+row("API `llm.generate`: `GenerationResult.tokensPerSecond`", [rate(e, "apiResult") for e in engines])
+print(f"\n({first['decode']['tokens']} tokens asked; the API call produced {med(x['apiTokens'] for x in d['ours']):.0f}; "
+      f"llama.cpp's tokenizer gave our tokens for {sum(r['tokenizerAgrees'] for r in every['llama'])} of "
+      f"{sum(r['prompts'] for r in every['llama'])} prompts)")

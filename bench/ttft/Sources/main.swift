@@ -16,7 +16,7 @@
 // then, on the engine below the API (`GGUFModel`/`GGUFContext` of the same file, same threads and batch), the
 // split of a fresh request: chat template, tokenizer, prefill (forward of the prompt with the output row of its
 // last token) and first sampling (greedy, and with the API's default sampling); and decode speed three ways
-// (the bare evaluate+argmax loop as engine-bench runs it, the engine's generate, the API stream).
+// (the bare evaluate+argmax loop as engine-bench runs it, the engine's generate, the API stream, `llm.generate`).
 // Prints one JSON object (also the rendered prompts and their tokens, for the llama.cpp side).
 import Foundation
 import RunAnywhere
@@ -77,7 +77,7 @@ struct Decode: Encodable {
     var engineLoop: Double      // tokens/s: evaluate + argmax, as engine-bench
     var tokenLoop: Double       // tokens/s: GGUFContext.generate (TokenLoop: sampler, detokenizer, stop filter)
     var apiStream: Double       // tokens/s between the first and last .text event through the API
-    var apiResult: Double       // GenerationResult.tokensPerSecond
+    var apiResult: Double       // GenerationResult.tokensPerSecond of `llm.generate`
     var apiTokens: Int
 }
 
@@ -187,12 +187,9 @@ do {
     let tokenLoop = Double(loop.generatedTokens - 1) / loop.decodeSeconds
     _ = try await request(sdk, "Zebra", spoiler)
     let api = try await request(sdk, decodeMessage, LlmOptions(model: id, maxTokens: tg, temperature: 0))
-    var apiResult = 0.0
-    // The result's own figure, from a second identical call (the stream above is timed from outside).
+    // `llm.generate` (the whole text at the end): its result's own figure, from a second identical call.
     _ = try await request(sdk, "Zebra", spoiler)
-    for try await event in sdk.llm.generateStream(prompt: decodeMessage, options: LlmOptions(model: id, maxTokens: tg, temperature: 0)) {
-        if case .completed(let r) = event { apiResult = r.tokensPerSecond }
-    }
+    let apiResult = try await sdk.llm.generate(prompt: decodeMessage, options: LlmOptions(model: id, maxTokens: tg, temperature: 0)).tokensPerSecond
     let decode = Decode(tokens: tg, engineLoop: engineLoop, tokenLoop: tokenLoop,
                         apiStream: Double(api.outputTokens - 1) / (api.lastTextAt - api.ttft), apiResult: apiResult,
                         apiTokens: api.outputTokens)

@@ -158,9 +158,15 @@ struct Sampler: Sendable {
 
     /// Index of the largest logit, ties to the lowest id.
     static func argmax(_ logits: [Float]) -> Int32 {
-        var best = 0
-        for i in 1..<max(1, logits.count) where logits[i] > logits[best] { best = i }
-        return Int32(best)
+        logits.withUnsafeBufferPointer { l in
+            var best = 0
+            var value = l.first ?? 0
+            for i in l.indices.dropFirst() where l[i] > value {
+                best = i
+                value = l[i]
+            }
+            return Int32(best)
+        }
     }
 
     /// The k best (logit, id) pairs with logit >= floor, descending by logit then ascending id.

@@ -85,8 +85,10 @@ public final class LLMService: Sendable {
             }
         }
         let stats: BackendGenerationStats, info: LoadedModel
-        // A model busy with another call may send this one to a remote endpoint (RemoteRouting .busy) instead of waiting.
-        if images == nil, let model = await models.get(id: id), let detour = try await models.residency.busyDetour(model) {
+        // A model busy with another call may send this one to a remote endpoint (RemoteRouting .busy) instead of waiting
+        // (the registry is read only when the routing allows that: it scans the model folders).
+        if images == nil, models.residency.routing.reroutes(.busy), let model = await models.get(id: id),
+           let detour = try await models.residency.busyDetour(model) {
             (stats, info) = (try await generate(on: detour.handle, detour.info), detour.info)
         } else {
             (stats, info) = try await models.residency.withLease(id) { handle, info in (try await generate(on: handle, info), info) }

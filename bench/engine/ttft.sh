@@ -71,7 +71,11 @@ LOAD1="$(cut -d' ' -f1-3 /proc/loadavg)"
 {
     echo "# Time to first token: a ~40-token chat message on a small model"
     echo
-    echo "Reproduce: \`swift build -c release --product ttft-bench && bench/engine/ttft.sh $MODEL --rounds $ROUNDS --threads $THREADS\`"
+    case "$BIN" in
+        *release*) BUILD="swift build -c release --product ttft-bench" ;;
+        *) BUILD="RUNANYWHERE_DEV_OPTIMIZE=1 swift build --product ttft-bench" ;;
+    esac
+    echo "Reproduce: \`$BUILD && ${BEFORE:+TTFT_BEFORE=OLDER_BUILD }bench/engine/ttft.sh $MODEL --rounds $ROUNDS --threads $THREADS\`"
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- Sources bench 2>/dev/null || echo ' (with uncommitted changes)'); driver $BIN${BEFORE:+; before: $BEFORE}"
     echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores; flags: $(grep -m1 '^flags' /proc/cpuinfo | grep -o 'avx512[a-z_]*\|avx2\|fma\|f16c' | sort -u | tr '\n' ' ')"

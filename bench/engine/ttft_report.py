@@ -142,6 +142,10 @@ row("engine loop: evaluate + argmax (as engine-bench)", [rate(e, "engineLoop") f
 row("engine `generate` (TokenLoop: sampler, detokenizer, stop filter)", [rate(e, "tokenLoop") for e in engines])
 row("API stream, first to last `.text` event", [rate(e, "apiStream") for e in engines])
 row("API `llm.generate`: `GenerationResult.tokensPerSecond`", [rate(e, "apiResult") for e in engines])
+if all("loopGreedyMicroseconds" in x for e in engines for x in d[e]):
+    row("TokenLoop's own work a token, forward pass excluded (µs; greedy / default sampling)",
+        [f"{med(x['loopGreedyMicroseconds'] for x in d[e]):.0f} / {med(x['loopDefaultMicroseconds'] for x in d[e]):.0f}"
+         for e in engines])
 print(f"\n({first['decode']['tokens']} tokens asked; the API call produced {med(x['apiTokens'] for x in d['ours']):.0f}; "
       f"llama.cpp's tokenizer gave our tokens for {sum(r['tokenizerAgrees'] for r in every['llama'])} of "
       f"{sum(r['prompts'] for r in every['llama'])} prompts)")

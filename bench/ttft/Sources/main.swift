@@ -1,6 +1,7 @@
 // ttft-bench: time to first token of a chat prompt through the public API (bench/engine/ttft.sh).
 //
 //   ttft-bench MODEL.gguf [--threads 2] [--context 2048] [--max-tokens 4] [--tg 64] [--drop-page-cache]
+//   ttft-bench MODEL.gguf --loop-overhead      only TokenLoop's own work a token (see LoopOverhead.swift)
 //
 // One process: imports MODEL (hard link) into a temporary storage root, then through `RunAnywhereSDK.llm`
 // (`generateStream`, as an app calls it; TTFT is the time from the call to the first `.text` event the consumer
@@ -29,7 +30,7 @@ func fail(_ message: String) -> Never {
 
 var args = Array(CommandLine.arguments.dropFirst())
 var threads = 2, contextLength = 2048, maxTokens = 4, tg = 64
-var dropPageCache = false
+var dropPageCache = false, loopOnly = false
 var path: String?
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -43,8 +44,9 @@ while !args.isEmpty {
     case "--max-tokens": maxTokens = value()
     case "--tg": tg = value()
     case "--drop-page-cache": dropPageCache = true
+    case "--loop-overhead": loopOnly = true
     case "-h", "--help":
-        print("usage: ttft-bench MODEL.gguf [--threads N] [--context N] [--max-tokens N] [--tg N] [--drop-page-cache]")
+        print("usage: ttft-bench MODEL.gguf [--threads N] [--context N] [--max-tokens N] [--tg N] [--drop-page-cache] [--loop-overhead]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
@@ -79,6 +81,8 @@ struct Decode: Encodable {
     var apiStream: Double       // tokens/s between the first and last .text event through the API
     var apiResult: Double       // GenerationResult.tokensPerSecond of `llm.generate`
     var apiTokens: Int
+    var loopGreedyMicroseconds: Double     // TokenLoop's own work a token (forward pass excluded), greedy
+    var loopDefaultMicroseconds: Double    // the same with the API's default sampling
 }
 
 struct Prompt: Encodable { var text: String; var tokens: [Int32]; var userTokens: Int }
@@ -124,6 +128,25 @@ func request(_ sdk: RunAnywhereSDK, _ prompt: String, _ options: LlmOptions) asy
     let promptSeconds = r.promptTokensPerSecond > 0 ? Double(r.promptTokens) / r.promptTokensPerSecond : 0
     return Request(ttft: first, resultTTFT: r.timeToFirstTokenSeconds, promptSeconds: promptSeconds, total: total,
                    promptTokens: r.promptTokens, reused: r.reusedPromptTokens, outputTokens: r.outputTokens, lastTextAt: last)
+}
+
+if loopOnly {
+    // Only TokenLoop's per-token work (no API, no forward pass): median of 7 runs of 512 tokens, µs a token.
+    do {
+        let model = try GGUFModel(path: path)
+        let context = try GGUFContext(model: model, contextLength: 256, threads: threads)
+        let logits = try context.evaluate(model.tokenizer.encode(decodeMessage))
+        let defaults = LlmOptions()
+        let sampling = SamplingParameters(temperature: Float(defaults.temperature), topK: defaults.topK, topP: Float(defaults.topP),
+                                          minP: Float(defaults.minP), seed: 1)
+        func median(_ f: () throws -> Double) rethrows -> Double { try (0..<7).map { _ in try f() }.sorted()[3] }
+        let greedy = try median { try loopOverheadMicroseconds(model: model, logits: logits, sampling: .greedy) }
+        let sampled = try median { try loopOverheadMicroseconds(model: model, logits: logits, sampling: sampling) }
+        print(String(format: "RESULT loop_greedy_us=%.1f loop_default_us=%.1f", greedy, sampled))
+    } catch {
+        fail("\(error)")
+    }
+    exit(0)
 }
 
 do {
@@ -178,7 +201,8 @@ do {
     let decodeText = template.render([ChatMessage(role: "user", content: decodeMessage)], addGenerationPrompt: true)
     let decodeTokens = model.tokenizer.encode(decodeText, addSpecial: !template.rendersBOS(decodeText), parseSpecial: true)
     context.reset()
-    var token = argmax(try context.evaluate(decodeTokens))
+    let promptLogits = try context.evaluate(decodeTokens)
+    var token = argmax(promptLogits)
     start = clock.now
     for _ in 1..<tg { token = argmax(try context.decode(token)) }
     let engineLoop = Double(tg - 1) / seconds(clock.now - start)
@@ -192,7 +216,9 @@ do {
     let apiResult = try await sdk.llm.generate(prompt: decodeMessage, options: LlmOptions(model: id, maxTokens: tg, temperature: 0)).tokensPerSecond
     let decode = Decode(tokens: tg, engineLoop: engineLoop, tokenLoop: tokenLoop,
                         apiStream: Double(api.outputTokens - 1) / (api.lastTextAt - api.ttft), apiResult: apiResult,
-                        apiTokens: api.outputTokens)
+                        apiTokens: api.outputTokens,
+                        loopGreedyMicroseconds: try loopOverheadMicroseconds(model: model, logits: promptLogits, sampling: .greedy),
+                        loopDefaultMicroseconds: try loopOverheadMicroseconds(model: model, logits: promptLogits, sampling: defaultSampling))
 
     let report = Report(threads: threads, contextLength: contextLength, loadSeconds: loadSeconds,
                         pageCacheBytesAtLoad: pageCacheBytesAtLoad, fileBytes: Int(imported.model.artifact.totalSizeBytes ?? 0), cold: cold, fresh: fresh,

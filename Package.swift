@@ -99,6 +99,14 @@ let package = Package(
             swiftSettings: optimisedSwift
         ),
 
+        // Time-to-first-token driver through the public API (bench/engine/ttft.sh); not a product.
+        .executableTarget(
+            name: "ttft-bench",
+            dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
+            path: "bench/ttft/Sources",
+            swiftSettings: optimisedSwift
+        ),
+
         // Vision benchmark driver (bench/vlm/run.sh); not a product.
         .executableTarget(
             name: "vlm-bench",

@@ -69,6 +69,31 @@ struct EngineSamplerTests {
         #expect(floored.map(\.id) == expected.filter { $0.logit >= 40 }.map(\.id))
     }
 
+    @Test("argmax is the first index of the largest logit for any length, with ties, infinities and NaNs",
+          arguments: [0, 1, 7, 8, 9, 15, 16, 17, 49152, 49155])
+    func argmaxMatchesOneScan(count: Int) {
+        var rng = Xoshiro256(seed: UInt64(count) &+ 11)
+        func scan(_ l: [Float]) -> Int32 {
+            var best = 0
+            for i in 1..<max(1, l.count) where l[i] > l[best] { best = i }
+            return Int32(best)
+        }
+        for round in 0..<40 {
+            // Coarse values (many ties), some -inf and NaN; in some rounds the first logit is NaN or everything is -inf.
+            var l = (0..<count).map { _ -> Float in
+                switch rng.next() % 20 {
+                case 0: return -.infinity
+                case 1: return .nan
+                default: return Float(Int(rng.next() % 9)) - 4
+                }
+            }
+            if round % 10 == 3, count > 0 { l[0] = .nan }
+            if round % 10 == 7 { l = l.map { $0.isNaN ? $0 : -.infinity } }
+            if round % 10 == 9, count > 1 { l[count - 1] = 100 }
+            #expect(Sampler.argmax(l) == scan(l), "length \(count), round \(round)")
+        }
+    }
+
     @Test("the repetition penalty lowers recently seen tokens within its window")
     func repetitionPenalty() {
         var p = SamplingParameters.greedy

@@ -22,7 +22,7 @@ public final class LLMService: Sendable {
     ///   `models.download(id:)` and `models.load(id:options:)`; `.invalidConfiguration` for bad options;
     ///   `.cancelled` when the calling task is cancelled before anything was produced.
     public func generate(prompt: String, options: LlmOptions = LlmOptions()) async throws -> GenerationResult {
-        try await collect(generateStream(prompt: prompt, options: options), modelId: options.model)
+        try await collect(generateStream(prompt: prompt, images: nil, options: options, streamsText: false), modelId: options.model)
     }
 
     /// The `.completed` result of a stream.
@@ -44,13 +44,17 @@ public final class LLMService: Sendable {
     }
 
     /// The stream of a text prompt (`images` nil) or of a prompt about images (`RunAnywhere.vlm`).
-    func generateStream(prompt: String, images: [VlmImage]?, options: LlmOptions) -> AsyncThrowingStream<GenerationEvent, any Error> {
+    /// - Parameter streamsText: yield `.text` events; without them (``generate(prompt:options:)``, which only wants the
+    ///   result) the consumer is not woken once per token, which on a machine with few cores takes a core from the
+    ///   generation threads every token.
+    func generateStream(prompt: String, images: [VlmImage]?, options: LlmOptions,
+                        streamsText: Bool = true) -> AsyncThrowingStream<GenerationEvent, any Error> {
         .serviceCall("Generation", modelId: options.model) { continuation in
-            try await self.run(prompt: prompt, images: images, options: options, continuation: continuation)
+            try await self.run(prompt: prompt, images: images, options: options, streamsText: streamsText, continuation: continuation)
         }
     }
 
-    private func run(prompt: String, images: [VlmImage]?, options: LlmOptions,
+    private func run(prompt: String, images: [VlmImage]?, options: LlmOptions, streamsText: Bool,
                      continuation: AsyncThrowingStream<GenerationEvent, any Error>.Continuation) async throws {
         try options.validate()
         let start = monotonicSeconds()
@@ -66,7 +70,7 @@ public final class LLMService: Sendable {
                 let onText = { (piece: String) in
                     firstToken.withLock { if $0 == nil { $0 = monotonicSeconds() } }
                     text.withLock { $0 += piece }
-                    continuation.yield(.text(piece))
+                    if streamsText { continuation.yield(.text(piece)) }
                 }
                 if let images {
                     guard let vision = handle as? any VisionLanguageModel else {
@@ -81,8 +85,10 @@ public final class LLMService: Sendable {
             }
         }
         let stats: BackendGenerationStats, info: LoadedModel
-        // A model busy with another call may send this one to a remote endpoint (RemoteRouting .busy) instead of waiting.
-        if images == nil, let model = await models.get(id: id), let detour = try await models.residency.busyDetour(model) {
+        // A model busy with another call may send this one to a remote endpoint (RemoteRouting .busy) instead of waiting
+        // (the registry is read only when the routing allows that: it scans the model folders).
+        if images == nil, models.residency.routing.reroutes(.busy), let model = await models.get(id: id),
+           let detour = try await models.residency.busyDetour(model) {
             (stats, info) = (try await generate(on: detour.handle, detour.info), detour.info)
         } else {
             (stats, info) = try await models.residency.withLease(id) { handle, info in (try await generate(on: handle, info), info) }

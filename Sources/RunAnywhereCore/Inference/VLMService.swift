@@ -21,7 +21,8 @@ public final class VLMService: Sendable {
     /// - Throws: as ``LLMService/generate(prompt:options:)``; `.invalidConfiguration` when the model cannot take
     ///   images or an image cannot be read (`.invalidModelFormat` for an undecodable image).
     public func generate(prompt: String, images: [VlmImage], options: LlmOptions = LlmOptions()) async throws -> GenerationResult {
-        try await llm.collect(llm.generateStream(prompt: prompt, images: images, options: options), modelId: options.model)
+        try await llm.collect(llm.generateStream(prompt: prompt, images: images, options: options, streamsText: false),
+                              modelId: options.model)
     }
 
     /// Like ``generate(prompt:images:options:)``, streaming text as it is produced and ending with `.completed`.

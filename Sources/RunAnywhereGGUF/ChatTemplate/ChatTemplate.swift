@@ -39,7 +39,9 @@ public struct ChatTemplate: Sendable {
     /// The date templates print as "today" (`strftime_now`); nil means the current date.
     public var currentDate: Date?
     /// Whether the source could be parsed by the interpreter.
-    public let isInterpretable: Bool
+    public var isInterpretable: Bool { nodes != nil }
+    /// The parsed source (nil when the interpreter cannot parse it), parsed once: every render reuses it.
+    private let nodes: [Jinja.Node]?
     private let markerFamily: String?
 
     /// The template's family: `"chatml"`, `"llama3"`, `"llama2"`, `"gemma"`, `"phi3"`,
@@ -67,7 +69,7 @@ public struct ChatTemplate: Sendable {
         self.source = source
         self.bosToken = bosToken
         self.eosToken = eosToken
-        isInterpretable = (try? Jinja.parse(source)) != nil
+        nodes = try? Jinja.parse(source)
         if source.contains("<|im_start|>") {
             markerFamily = "chatml"
         } else if source.contains("<|start_header_id|>") {
@@ -93,7 +95,7 @@ public struct ChatTemplate: Sendable {
     /// Renders a conversation; `enableThinking` sets the template variable `enable_thinking`
     /// (Qwen3: `false` adds an empty `<think></think>` block; nil leaves it undefined).
     public func render(_ messages: [ChatMessage], addGenerationPrompt: Bool, enableThinking: Bool?) -> String {
-        if isInterpretable, let text = try? interpret(messages, addGenerationPrompt, enableThinking) {
+        if let nodes, let text = try? interpret(nodes, messages, addGenerationPrompt, enableThinking) {
             return text
         }
         return builtIn(messages, addGenerationPrompt)
@@ -105,8 +107,13 @@ public struct ChatTemplate: Sendable {
         !bosToken.isEmpty && prompt.hasPrefix(bosToken)
     }
 
+    /// Renders through the interpreter (it throws what the template raises or cannot evaluate).
     func interpret(_ messages: [ChatMessage], _ addGenerationPrompt: Bool, _ enableThinking: Bool?) throws -> String {
-        let nodes = try Jinja.parse(source)
+        try interpret(nodes ?? Jinja.parse(source), messages, addGenerationPrompt, enableThinking)
+    }
+
+    private func interpret(_ nodes: [Jinja.Node], _ messages: [ChatMessage], _ addGenerationPrompt: Bool,
+                           _ enableThinking: Bool?) throws -> String {
         var globals: [String: Jinja.Value] = [
             "messages": .array(messages.map { .object([("role", .string($0.role)), ("content", .string($0.content))]) }),
             "add_generation_prompt": .bool(addGenerationPrompt),

@@ -12,7 +12,7 @@ enum Jinja {
         var description: String { message }
     }
 
-    indirect enum Expr {
+    indirect enum Expr: Sendable {
         case literal(Value)
         case name(String)
         case list([Expr])
@@ -28,7 +28,7 @@ enum Jinja {
         case conditional(Expr, Expr, Expr?)
     }
 
-    indirect enum Node {
+    indirect enum Node: Sendable {
         case text(String)
         case output(Expr)
         case ifBlock([(Expr, [Node])], [Node])

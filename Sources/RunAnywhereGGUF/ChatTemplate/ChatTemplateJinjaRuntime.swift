@@ -8,7 +8,7 @@ extension Jinja {
     }
 
     /// A runtime value (Python-like semantics).
-    indirect enum Value {
+    indirect enum Value: Sendable {
         case undefined
         case none
         case bool(Bool)

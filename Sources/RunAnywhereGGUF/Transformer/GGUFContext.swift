@@ -147,10 +147,14 @@ public final class GGUFContext: @unchecked Sendable {
         guard transformer.position + tokens.count <= contextLength else {
             throw GGUFError(.unsupported, "context is full: \(transformer.position) tokens cached + \(tokens.count) new exceed the context length \(contextLength)")
         }
-        var logits = [Float](repeating: 0, count: (allLogits ? tokens.count : 1) * vocab)
-        tokens.withUnsafeBufferPointer { all in
-            logits.withUnsafeMutableBufferPointer { out in
-                guard let outBase = out.baseAddress, let inBase = all.baseAddress else { return }
+        // Every float is written by the forward passes (each pass writes whole rows), so the array is not zeroed first.
+        let count = (allLogits ? tokens.count : 1) * vocab
+        let logits = [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            tokens.withUnsafeBufferPointer { all in
+                guard let outBase = out.baseAddress, let inBase = all.baseAddress else {
+                    out.initialize(repeating: 0)
+                    return
+                }
                 var start = 0
                 while start < all.count {
                     let n = min(batchSize, all.count - start)
@@ -164,6 +168,7 @@ public final class GGUFContext: @unchecked Sendable {
                     start += n
                 }
             }
+            initialized = count
         }
         cachedTokens += tokens
         return logits

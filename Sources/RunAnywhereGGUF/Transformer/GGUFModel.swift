@@ -68,6 +68,11 @@ public final class GGUFModel: @unchecked Sendable {
         // left over from parsing, so the resident size after load is the tables, not them twice.
         file.releaseHeaderPages()
         ra_release_free_memory()
+        // The first forward pass reads every layer's weights: when the file is not in the page cache, asking for all
+        // of it now lets the kernel read it in large sequential requests while the caller gets ready, instead of
+        // page faults one read-ahead window at a time in the middle of the first request. The page cache fills, not
+        // this process's resident size (nothing is mapped until touched).
+        file.prefetchTensorData()
     }
 
     /// Number of logits per position (rows of the output matrix).

@@ -161,38 +161,67 @@ RA_AVX2_INLINE __m256i b32_quants(const uint8_t *blk, const int t) {
     }
 }
 
-// int32 lanes of quants q (as b32_quants gives them) × activations y, summed in groups of 4.
-RA_AVX2_INLINE __m256i b32_dot(__m256i q, __m256i y, const int t) { return b32_min(t) ? dot_u8(q, y) : dot_s8(q, y); }
+
+// The int32 sums of 4 vectors of 16 int16 lanes each (pair sums of the 4-bit and 5-bit types, |lane| <= 2 · 31 · 128):
+// lane k = the sum of a, b, c, d (k = 0..3). Sums of up to 8 elements stay in int16 (|.| <= 31744), then one vpmaddwd.
+RA_AVX2_INLINE __m128i hsum4_epi16(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i s = _mm256_hadd_epi16(_mm256_hadd_epi16(a, b), _mm256_hadd_epi16(c, d));
+    const __m256i t = _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+    return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
+}
+
+// The halves at byte offset o of the blocks at p + stride · k, k = 0..3 (k past cnt: block cnt - 1 again), as floats
+// (broadcast loads and blends).
+RA_AVX2_INLINE __m128 b32_halves4(const uint8_t *p, int stride, int o, const int cnt) {
+    __m128 h[4];
+    for (int k = 0; k < 4; k++) h[k] = _mm_broadcast_ss(&ra_f16_table[*(const uint16_t *)(const void *)(p + (k < cnt ? k : cnt - 1) * stride + o)]);
+    return _mm_blend_ps(_mm_blend_ps(h[0], h[1], 2), _mm_blend_ps(h[2], h[3], 8), 12);
+}
+
+// Blocks [i, i + cnt) (cnt <= 4) of a row·vector dot into chains 0..cnt-1 of acc.
+RA_AVX2_INLINE __m128 dot_b32_group(const uint8_t *a, const uint8_t *b, const int cnt, __m128 acc, const int t) {
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t), xq = b32_xqs(t);
+    __m128i isum;
+    if (t == B32_Q8_0) {   // pair sums up to 32512: to int32 at once
+        __m256i p[4];
+        for (int k = 0; k < 4; k++)
+            p[k] = k < cnt ? dot_s8(b32_quants(a + k * wb, t), _mm256_loadu_si256((const __m256i *)(b + k * xb + xq))) : _mm256_setzero_si256();
+        isum = hsum4_epi32(p[0], p[1], p[2], p[3]);
+    } else {
+        __m256i p[4];
+        for (int k = 0; k < 4; k++) {
+            if (k >= cnt) { p[k] = _mm256_setzero_si256(); continue; }
+            const __m256i q = b32_quants(a + k * wb, t), y = _mm256_loadu_si256((const __m256i *)(b + k * xb + xq));
+            p[k] = b32_min(t) ? _mm256_maddubs_epi16(q, y) : _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(y, q));
+        }
+        isum = hsum4_epi16(p[0], p[1], p[2], p[3]);
+    }
+    __m128 r = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(b32_halves4(a, wb, 0, cnt), b32_halves4(b, xb, 0, cnt)), acc);
+    if (b32_min(t)) r = _mm_fmadd_ps(b32_halves4(a, wb, 2, cnt), b32_halves4(b, xb, 2, cnt), r);
+    if (cnt == 4) return r;
+    const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
+    return _mm_blendv_ps(acc, r, _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(cnt), lane)));   // chains past cnt unchanged
+}
 
 RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int t) {
     const uint8_t *W = w, *X = x;
-    const int wb = b32_wbytes(t), xb = b32_xbytes(t), xq = b32_xqs(t);
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t);
     const int64_t nb = n / 32;
     __m128 acc = _mm_setzero_ps();   // lane c: chain c
     int64_t i = 0;
     for (; i + 4 <= nb; i += 4) {
-        const uint8_t *a = W + i * wb, *b = X + i * xb;
-        ra_prefetch_ahead(a, 4 * (size_t)wb);
-        __m256i p[4];
-        for (int k = 0; k < 4; k++) p[k] = b32_dot(b32_quants(a + k * wb, t), _mm256_loadu_si256((const __m256i *)(b + k * xb + xq)), t);
-        const __m128 dw = _mm_setr_ps(b32_half(a, 0), b32_half(a + wb, 0), b32_half(a + 2 * wb, 0), b32_half(a + 3 * wb, 0));
-        const __m128 dx = _mm_setr_ps(b32_half(b, 0), b32_half(b + xb, 0), b32_half(b + 2 * xb, 0), b32_half(b + 3 * xb, 0));
-        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(p[0], p[1], p[2], p[3])), _mm_mul_ps(dw, dx), acc);
-        if (b32_min(t)) {
-            const __m128 m = _mm_setr_ps(b32_half(a, 2), b32_half(a + wb, 2), b32_half(a + 2 * wb, 2), b32_half(a + 3 * wb, 2));
-            const __m128 s = _mm_setr_ps(b32_half(b, 2), b32_half(b + xb, 2), b32_half(b + 2 * xb, 2), b32_half(b + 3 * xb, 2));
-            acc = _mm_fmadd_ps(m, s, acc);
-        }
+        ra_prefetch_ahead(W + i * wb, 4 * (size_t)wb);
+        acc = dot_b32_group(W + i * wb, X + i * xb, 4, acc, t);
     }
-    float c[4];
-    _mm_storeu_ps(c, acc);
-    for (int k = 0; i < nb; i++, k++) {
-        const uint8_t *a = W + i * wb, *b = X + i * xb;
-        const __m256i p = b32_dot(b32_quants(a, t), _mm256_loadu_si256((const __m256i *)(b + xq)), t);
-        c[k] = __builtin_fmaf((float)hsum_epi32(p), b32_half(a, 0) * b32_half(b, 0), c[k]);
-        if (b32_min(t)) c[k] = __builtin_fmaf(b32_half(a, 2), b32_half(b, 2), c[k]);
+    switch (nb - i) {
+    case 1: acc = dot_b32_group(W + i * wb, X + i * xb, 1, acc, t); break;
+    case 2: acc = dot_b32_group(W + i * wb, X + i * xb, 2, acc, t); break;
+    case 3: acc = dot_b32_group(W + i * wb, X + i * xb, 3, acc, t); break;
+    default: break;
     }
-    return (c[0] + c[1]) + (c[2] + c[3]);
+    // (c0 + c1) + (c2 + c3)
+    const __m128 h = _mm_add_ps(acc, _mm_movehdup_ps(acc));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehl_ps(h, h)));
 }
 
 RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q8_0); }

@@ -393,55 +393,41 @@ RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q4_k)
 
-// One activation row (decode), in q4_k_rows' order: the integer sums of 4 super-blocks are reduced together, then
-// added in float in super-block order (reducing each alone, as q4_k_rows does for one row, cost ~20% in cache).
+// One activation row (decode), in q4_k_rows' order: per super-block I and M reduced together in one vector, then the
+// two fmas in scalar.
 RA_AVX2 static float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q4_k *a = w;
     const blk_q8_k *b = x;
-    const int64_t ns = n / QK_K;
     const __m256i m4 = _mm256_set1_epi8(15);
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     float acc = 0;
-    for (int64_t i0 = 0; i0 < ns; i0 += 4) {
-        const int cnt = (int)(ns - i0 < 4 ? ns - i0 : 4);
-        __m256i si[4];
-        __m128i pm[4];
-        float fd[4], fm[4];
-        for (int j = 0; j < 4; j++) {
-            si[j] = _mm256_setzero_si256();
-            pm[j] = _mm_setzero_si128();
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
+        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
+        __m256i si = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
+            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
         }
-        for (int j = 0; j < cnt; j++) {
-            const blk_q4_k *ai = a + i0 + j;
-            const blk_q8_k *bi = b + i0 + j;
-            ra_prefetch_ahead(ai, sizeof(blk_q4_k));
-            uint32_t u[4];
-            ra_unpack_scales_k4_words(ai->scales, u);
-            const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
-            // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
-            const __m256i bs = _mm256_loadu_si256((const __m256i *)bi->bsums);
-            pm[j] = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-            const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
-            for (int g = 0; g < 4; g++) {
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(ai->qs + 32 * g));
-                const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(bi->qs + 64 * g));
-                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(bi->qs + 64 * g + 32));
-                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
-                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
-                si[j] = _mm256_add_epi32(si[j], _mm256_add_epi32(p0, p1));
-            }
-            fd[j] = ra_f16_table[ai->d] * bi->d;
-            fm[j] = ra_f16_table[ai->dmin] * bi->d;
-        }
-        float fi[4], mi[4];
-        _mm_storeu_ps(fi, _mm_cvtepi32_ps(hsum4_epi32(si[0], si[1], si[2], si[3])));
-        _mm_storeu_ps(mi, _mm_cvtepi32_ps(_mm_hadd_epi32(_mm_hadd_epi32(pm[0], pm[1]), _mm_hadd_epi32(pm[2], pm[3]))));
-        for (int j = 0; j < cnt; j++) {
-            acc = __builtin_fmaf(fi[j], fd[j], acc);
-            acc = __builtin_fmaf(-mi[j], fm[j], acc);
-        }
+        // [I, M] in lanes 0 and 1
+        __m128i t = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(si), _mm256_extracti128_si256(si, 1)), pm);
+        t = _mm_hadd_epi32(t, t);
+        const __m128 f = _mm_cvtepi32_ps(t);
+        const float dy = b[i].d;
+        acc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dy, acc);
+        acc = __builtin_fmaf(-_mm_cvtss_f32(_mm_movehdup_ps(f)), ra_f16_table[a[i].dmin] * dy, acc);
     }
     return acc;
 }
@@ -559,53 +545,39 @@ RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q6_k)
 
-// One activation row (decode), in q6_k_rows' order: the integer sums of 4 super-blocks are reduced together, then
-// added in float in super-block order.
+// One activation row (decode), in q6_k_rows' order: per super-block the int32 sum, then one scalar fma.
 RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q6_k *a = w;
     const blk_q8_k *b = x;
-    const int64_t ns = n / QK_K;
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     float acc = 0;
-    for (int64_t i0 = 0; i0 < ns; i0 += 4) {
-        const int cnt = (int)(ns - i0 < 4 ? ns - i0 : 4);
-        __m256i si[4];
-        float fd[4];
-        for (int j = 0; j < 4; j++) si[j] = _mm256_setzero_si256();
-        for (int j = 0; j < cnt; j++) {
-            const blk_q6_k *ai = a + i0 + j;
-            const blk_q8_k *bi = b + i0 + j;
-            ra_prefetch_ahead(ai, sizeof(blk_q6_k));
-            const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)ai->scales));
-            // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
-            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)bi->bsums));
-            __m256i t = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
-            for (int h = 0; h < 2; h++) {
-                const uint8_t *ql = ai->ql + 64 * h;
-                const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-                const __m256i qh = _mm256_loadu_si256((const __m256i *)(ai->qh + 32 * h));
-                __m256i q[4];
-                q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-                q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-                q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-                q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-                const int8_t *y = bi->qs + 128 * h;
-                for (int k = 0; k < 4; k++) {
-                    const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
-                    const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
-                    t = _mm256_add_epi32(t, _mm256_madd_epi16(p, sc));
-                }
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
+        const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
+        __m256i si = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        for (int h = 0; h < 2; h++) {
+            const uint8_t *ql = a[i].ql + 64 * h;
+            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
+            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
+            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
+            __m256i q[4];
+            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            const int8_t *y = b[i].qs + 128 * h;
+            for (int k = 0; k < 4; k++) {
+                const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
+                const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
+                si = _mm256_add_epi32(si, _mm256_madd_epi16(p, sc));
             }
-            si[j] = t;
-            fd[j] = ra_f16_table[ai->d] * bi->d;
         }
-        float fi[4];
-        _mm_storeu_ps(fi, _mm_cvtepi32_ps(hsum4_epi32(si[0], si[1], si[2], si[3])));
-        for (int j = 0; j < cnt; j++) acc = __builtin_fmaf(fi[j], fd[j], acc);
+        acc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * b[i].d, acc);
     }
     return acc;
 }

@@ -32,11 +32,6 @@ RA_AVX2 static inline __m256i dot_s8(__m256i w, __m256i x) {
     return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
 }
 
-// Unsigned int8 (< 128) × signed int8, summed in groups of 4 into 8 int32 lanes.
-RA_AVX2 static inline __m256i dot_u8(__m256i w, __m256i x) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
-}
-
 // 32 nibbles of 16 bytes: low nibbles are elements 0..15, high nibbles 16..31.
 // (broadcast load + variable shift: no shuffle-port work)
 RA_AVX2 static inline __m256i nibbles32(const uint8_t *p) {
@@ -491,6 +486,18 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 
+// Half h (elements 128h..128h+127) of a Q6_K block as 4 vectors of 32 quants 0..63 in element order.
+RA_AVX2_INLINE void q6_k_quants(const blk_q6_k *a, int h, __m256i q[4]) {
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
+    q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+    q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+    q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+}
+
 // Q6_K against up to 4 activation rows (dot_q6_k is this with one row): per super-block each row's exact int32 sum
 // (the offset 32 included), then acc = fma(sum, d · d_x, acc) in float, super-block after super-block: the order of
 // the 8-row panel kernel (ra_matmul_q6_k_avx2). The 4 rows' sums sit side by side in one vector for one fma.
@@ -499,7 +506,6 @@ RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t x
     const blk_q8_k *b[4];
     for (int k = 0; k < nx; k++) b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
     __m128 acc = _mm_setzero_ps();
-    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
@@ -516,15 +522,8 @@ RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t x
             dx[k] = b[k][i].d;
         }
         for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = a[i].ql + 64 * h;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
             __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            q6_k_quants(a + i, h, q);
             for (int c = 0; c < 4; c++) {   // scales 2c' (first 16 elements) and 2c'+1 (next 16), c' = 4h + c
                 const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + c)), pick);
                 for (int k = 0; k < nx; k++) {
@@ -549,7 +548,6 @@ RA_MULTI_WRAPPERS(multi_q6_k)
 RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q6_k *a = w;
     const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
@@ -561,15 +559,8 @@ RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
         const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
         __m256i si = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
         for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = a[i].ql + 64 * h;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
             __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+            q6_k_quants(a + i, h, q);
             const int8_t *y = b[i].qs + 128 * h;
             for (int k = 0; k < 4; k++) {
                 const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
@@ -994,7 +985,7 @@ _Static_assert(sizeof(q6_k_panel8) % 32 == 0 && sizeof(q6_k_panel8) <= RA_Q6_K_B
 
 RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
     q6_k_panel8 *p = panel;
-    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30), lo16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel8 *pi = p + i;
         // the 16 int8 scales of all 8 rows at once; d row by row
@@ -1013,14 +1004,9 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
             __m256i v[4][8], cols[8];
             for (int r = 0; r < PANEL8_ROWS; r++) {
                 if (r >= nrows) { v[0][r] = v[1][r] = v[2][r] = v[3][r] = _mm256_setzero_si256(); continue; }
-                const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
-                const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
-                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
-                const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
-                v[0][r] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-                v[1][r] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-                v[2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-                v[3][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+                __m256i q[4];
+                q6_k_quants((const blk_q6_k *)(const void *)(W + r * wrow) + i, h, q);
+                for (int c = 0; c < 4; c++) v[c][r] = q[c];
             }
             for (int c = 0; c < 4; c++) {
                 transpose8x8_epi32(v[c], cols);

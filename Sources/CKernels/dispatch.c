@@ -206,6 +206,15 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
         *bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
         if (vnni) return n % 64 == 0 ? ra_matmul_q8_0_vnni : NULL;
         return panels256 ? ra_matmul_q8_0_avx2 : NULL;
+    case RA_Q4_0:
+    case RA_Q5_0:
+    case RA_Q4_1:
+    case RA_Q5_1:
+        // AVX2 only: the AVX-512 paths have their own dots for these, which the AVX2 panels do not sum like
+        *bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+        if (path != RA_PATH_AVX2) return NULL;
+        return type == RA_Q4_0 ? ra_matmul_q4_0_avx2 : type == RA_Q5_0 ? ra_matmul_q5_0_avx2
+             : type == RA_Q4_1 ? ra_matmul_q4_1_avx2 : ra_matmul_q5_1_avx2;
     case RA_Q4_K:
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
         if (n % 256 != 0) return NULL;

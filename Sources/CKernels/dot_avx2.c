@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #define RA_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define RA_AVX2_INLINE RA_AVX2 static inline __attribute__((always_inline))
 
 RA_AVX2 static inline float hsum_ps(__m256 v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -17,10 +18,6 @@ RA_AVX2 static inline float hsum_ps(__m256 v) {
 
 RA_AVX2 static inline float h2f(uint16_t h) { return _cvtsh_ss(h); }
 
-// d_w * d_x broadcast: both halves are looked up in the table and broadcast straight from memory.
-RA_AVX2 static inline __m256 dprod(uint16_t a, uint16_t b) {
-    return _mm256_mul_ps(_mm256_broadcast_ss(&ra_f16_table[a]), _mm256_broadcast_ss(&ra_f16_table[b]));
-}
 
 RA_AVX2 static inline int hsum_epi32(__m256i v) {
     __m128i s = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
@@ -33,11 +30,6 @@ RA_AVX2 static inline int hsum_epi32(__m256i v) {
 RA_AVX2 static inline __m256i dot_s8(__m256i w, __m256i x) {
     const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
     return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
-}
-
-// Unsigned int8 (< 128) × signed int8, summed in groups of 4 into 8 int32 lanes.
-RA_AVX2 static inline __m256i dot_u8(__m256i w, __m256i x) {
-    return _mm256_madd_epi16(_mm256_maddubs_epi16(w, x), _mm256_set1_epi16(1));
 }
 
 // 32 nibbles of 16 bytes: low nibbles are elements 0..15, high nibbles 16..31.
@@ -116,134 +108,122 @@ RA_AVX2 static float dot_bf16(int64_t n, const void *w, const void *x) {
     return s;
 }
 
-RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) {
-    const blk_q8_0 *a = w, *b = x;
-    const int64_t nb = n / 32;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int64_t i = 0;
-    for (; i + 2 <= nb; i += 2) {
-        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q8_0));
-        const __m256i p0 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        const __m256i p1 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i + 1].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(dprod(a[i + 1].d, b[i + 1].d), _mm256_cvtepi32_ps(p1), acc1);
-    }
-    for (; i < nb; i++) {
-        const __m256i p0 = dot_s8(_mm256_loadu_si256((const __m256i *)a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
-    }
-    return hsum_ps(_mm256_add_ps(acc0, acc1));
+// The int32 sums of 4 vectors of 8 lanes: lane k = the sum of a, b, c, d (k = 0..3).
+RA_AVX2 static inline __m128i hsum4_epi32(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i s = _mm256_hadd_epi32(_mm256_hadd_epi32(a, b), _mm256_hadd_epi32(c, d));
+    return _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
 }
 
-// Nibbles (0..15) × int8 with the format's offset of 8 taken off afterwards: sum((q - 8) y) =
-// sum(q y) - 8 sum(y); the int16 pair sums cannot overflow (|15 * 127 * 2| and |8 * 127 * 2|).
-RA_AVX2 static inline __m256i dot_nib_off8(__m256i q, __m256i y) {
-    const __m256i p = _mm256_sub_epi16(_mm256_maddubs_epi16(q, y), _mm256_maddubs_epi16(_mm256_set1_epi8(8), y));
-    return _mm256_madd_epi16(p, _mm256_set1_epi16(1));
+// ---------------------------------------------------------------------------------------------
+// Block types of 32 elements with one scale per block: Q8_0, Q4_0 and Q5_0 (signed quants, Q8_0 activations), Q4_1
+// and Q5_1 (unsigned quants and a min per block, Q8_1 activations). One order of the float sums for the row·vector
+// dot, the multi-row kernel and the 8-row panels (dot_avx2_b32 below): each block's int32 sum I is exact, and is
+// added as c = fma(I, d_w · d_x, c) (then c = fma(m_w, s_x, c) for the types with a min) to chain c = block mod 4;
+// the result is (c0 + c1) + (c2 + c3). The chains keep the dot's fmas independent; every kernel sums each
+// activation row in this order, so a prompt batch gives bit for bit the logits of feeding its tokens one by one.
+enum { B32_Q8_0, B32_Q4_0, B32_Q5_0, B32_Q4_1, B32_Q5_1 };
+
+RA_AVX2_INLINE int b32_wbytes(const int t) {
+    return t == B32_Q8_0 ? (int)sizeof(blk_q8_0) : t == B32_Q4_0 ? (int)sizeof(blk_q4_0) : t == B32_Q5_0 ? (int)sizeof(blk_q5_0)
+         : t == B32_Q4_1 ? (int)sizeof(blk_q4_1) : (int)sizeof(blk_q5_1);
+}
+RA_AVX2_INLINE int b32_min(const int t) { return t == B32_Q4_1 || t == B32_Q5_1; }
+// activation blocks: Q8_0 (d, qs) or Q8_1 (d, s, qs)
+RA_AVX2_INLINE int b32_xbytes(const int t) { return b32_min(t) ? (int)sizeof(blk_q8_1) : (int)sizeof(blk_q8_0); }
+RA_AVX2_INLINE int b32_xqs(const int t) { return b32_min(t) ? (int)offsetof(blk_q8_1, qs) : (int)offsetof(blk_q8_0, qs); }
+// the half at byte offset o of a block, as float (d at 0 in every block; m and s at 2)
+RA_AVX2_INLINE float b32_half(const uint8_t *blk, int o) {
+    uint16_t h;
+    memcpy(&h, blk + o, 2);
+    return ra_f16_table[h];
 }
 
-RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) {
-    const blk_q4_0 *a = w;
-    const blk_q8_0 *b = x;
-    const int64_t nb = n / 32;
-    __m256 acc0 = _mm256_setzero_ps(), acc1 = acc0;
-    int64_t i = 0;
-    for (; i + 2 <= nb; i += 2) {
-        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q4_0));
-        const __m256i p0 = dot_nib_off8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        const __m256i p1 = dot_nib_off8(nibbles32(a[i + 1].qs), _mm256_loadu_si256((const __m256i *)b[i + 1].qs));
-        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
-        acc1 = _mm256_fmadd_ps(dprod(a[i + 1].d, b[i + 1].d), _mm256_cvtepi32_ps(p1), acc1);
-    }
-    for (; i < nb; i++) {
-        const __m256i p0 = dot_nib_off8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc0 = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p0), acc0);
-    }
-    return hsum_ps(_mm256_add_ps(acc0, acc1));
-}
-
-RA_AVX2 static float dot_q4_1(int64_t n, const void *w, const void *x) {
-    const blk_q4_1 *a = w;
-    const blk_q8_1 *b = x;
-    __m256 acc = _mm256_setzero_ps();
-    float sm = 0;
-    for (int64_t i = 0; i < n / 32; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q4_1));
-        const __m256i p = dot_u8(nibbles32(a[i].qs), _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
-        sm = __builtin_fmaf(ra_f16_table[a[i].m], ra_f16_table[b[i].s], sm);   // as the multi kernels: one rounding
-    }
-    return hsum_ps(acc) + sm;
-}
-
-RA_AVX2 static float dot_q5_0(int64_t n, const void *w, const void *x) {
-    const blk_q5_0 *a = w;
-    const blk_q8_0 *b = x;
-    __m256 acc = _mm256_setzero_ps();
-    const __m256i b4 = _mm256_set1_epi8(0x10), sixteen = _mm256_set1_epi8(16);
-    for (int64_t i = 0; i < n / 32; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q5_0));
-        const __m256i hb = _mm256_and_si256(bits_to_bytes(a[i].qh), b4);
-        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles32(a[i].qs), hb), sixteen);
-        const __m256i p = dot_s8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
-    }
-    return hsum_ps(acc);
-}
-
-RA_AVX2 static float dot_q5_1(int64_t n, const void *w, const void *x) {
-    const blk_q5_1 *a = w;
-    const blk_q8_1 *b = x;
-    __m256 acc = _mm256_setzero_ps();
-    float sm = 0;
+// The 32 quants of weight block blk in element order, as int8 (signed types: q - offset; Q4_1/Q5_1: 0..31).
+RA_AVX2_INLINE __m256i b32_quants(const uint8_t *blk, const int t) {
     const __m256i b4 = _mm256_set1_epi8(0x10);
-    for (int64_t i = 0; i < n / 32; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q5_1));
-        const __m256i hb = _mm256_and_si256(bits_to_bytes(a[i].qh), b4);
-        const __m256i q = _mm256_or_si256(nibbles32(a[i].qs), hb);
-        const __m256i p = dot_u8(q, _mm256_loadu_si256((const __m256i *)b[i].qs));
-        acc = _mm256_fmadd_ps(dprod(a[i].d, b[i].d), _mm256_cvtepi32_ps(p), acc);
-        sm = __builtin_fmaf(ra_f16_table[a[i].m], ra_f16_table[b[i].s], sm);   // as the multi kernels: one rounding
+    switch (t) {
+    case B32_Q8_0: return _mm256_loadu_si256((const __m256i *)((const blk_q8_0 *)(const void *)blk)->qs);
+    case B32_Q4_0: return _mm256_sub_epi8(nibbles32(((const blk_q4_0 *)(const void *)blk)->qs), _mm256_set1_epi8(8));
+    case B32_Q5_0: {
+        const blk_q5_0 *a = (const blk_q5_0 *)(const void *)blk;
+        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(a->qs), _mm256_and_si256(bits_to_bytes(a->qh), b4)), _mm256_set1_epi8(16));
     }
-    return hsum_ps(acc) + sm;
+    case B32_Q4_1: return nibbles32(((const blk_q4_1 *)(const void *)blk)->qs);
+    default: {
+        const blk_q5_1 *a = (const blk_q5_1 *)(const void *)blk;
+        return _mm256_or_si256(nibbles32(a->qs), _mm256_and_si256(bits_to_bytes(a->qh), b4));
+    }
+    }
 }
 
-RA_AVX2 static float dot_q4_k(int64_t n, const void *w, const void *x) {
-    const blk_q4_k *a = w;
-    const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15);
-    __m256 acc = _mm256_setzero_ps();
-    __m128 accmv = _mm_setzero_ps();
-    __m256i pick[8];
-    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
-        uint32_t u[4];
-        ra_unpack_scales_k4_words(a[i].scales, u);
-        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
-        const float dy = b[i].d;
-        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
-        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-        accmv = _mm_fmadd_ps(_mm_set1_ps(dy * ra_f16_table[a[i].dmin]),
-                             _mm_cvtepi32_ps(_mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2)), accmv);
-        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
-        __m256i si = _mm256_setzero_si256();
-        for (int g = 0; g < 4; g++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
-            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
-            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
-            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
-            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(dy * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
-    }
-    __m128 mv = _mm_add_ps(accmv, _mm_movehl_ps(accmv, accmv));
-    mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
-    return hsum_ps(acc) - _mm_cvtss_f32(mv);
+
+// The int32 sums of 4 vectors of 16 int16 lanes each (pair sums of the 4-bit and 5-bit types, |lane| <= 2 · 31 · 128):
+// lane k = the sum of a, b, c, d (k = 0..3). Sums of up to 8 elements stay in int16 (|.| <= 31744), then one vpmaddwd.
+RA_AVX2_INLINE __m128i hsum4_epi16(__m256i a, __m256i b, __m256i c, __m256i d) {
+    const __m256i s = _mm256_hadd_epi16(_mm256_hadd_epi16(a, b), _mm256_hadd_epi16(c, d));
+    const __m256i t = _mm256_madd_epi16(s, _mm256_set1_epi16(1));
+    return _mm_add_epi32(_mm256_castsi256_si128(t), _mm256_extracti128_si256(t, 1));
 }
+
+// The halves at byte offset o of the blocks at p + stride · k, k = 0..3 (k past cnt: block cnt - 1 again), as floats
+// (broadcast loads and blends).
+RA_AVX2_INLINE __m128 b32_halves4(const uint8_t *p, int stride, int o, const int cnt) {
+    __m128 h[4];
+    for (int k = 0; k < 4; k++) h[k] = _mm_broadcast_ss(&ra_f16_table[*(const uint16_t *)(const void *)(p + (k < cnt ? k : cnt - 1) * stride + o)]);
+    return _mm_blend_ps(_mm_blend_ps(h[0], h[1], 2), _mm_blend_ps(h[2], h[3], 8), 12);
+}
+
+// Blocks [i, i + cnt) (cnt <= 4) of a row·vector dot into chains 0..cnt-1 of acc.
+RA_AVX2_INLINE __m128 dot_b32_group(const uint8_t *a, const uint8_t *b, const int cnt, __m128 acc, const int t) {
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t), xq = b32_xqs(t);
+    __m128i isum;
+    if (t == B32_Q8_0) {   // pair sums up to 32512: to int32 at once
+        __m256i p[4];
+        for (int k = 0; k < 4; k++)
+            p[k] = k < cnt ? dot_s8(b32_quants(a + k * wb, t), _mm256_loadu_si256((const __m256i *)(b + k * xb + xq))) : _mm256_setzero_si256();
+        isum = hsum4_epi32(p[0], p[1], p[2], p[3]);
+    } else {
+        __m256i p[4];
+        for (int k = 0; k < 4; k++) {
+            if (k >= cnt) { p[k] = _mm256_setzero_si256(); continue; }
+            const __m256i q = b32_quants(a + k * wb, t), y = _mm256_loadu_si256((const __m256i *)(b + k * xb + xq));
+            p[k] = b32_min(t) ? _mm256_maddubs_epi16(q, y) : _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(y, q));
+        }
+        isum = hsum4_epi16(p[0], p[1], p[2], p[3]);
+    }
+    __m128 r = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(b32_halves4(a, wb, 0, cnt), b32_halves4(b, xb, 0, cnt)), acc);
+    if (b32_min(t)) r = _mm_fmadd_ps(b32_halves4(a, wb, 2, cnt), b32_halves4(b, xb, 2, cnt), r);
+    if (cnt == 4) return r;
+    const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
+    return _mm_blendv_ps(acc, r, _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(cnt), lane)));   // chains past cnt unchanged
+}
+
+RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int t) {
+    const uint8_t *W = w, *X = x;
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t);
+    const int64_t nb = n / 32;
+    __m128 acc = _mm_setzero_ps();   // lane c: chain c
+    int64_t i = 0;
+    for (; i + 4 <= nb; i += 4) {
+        ra_prefetch_ahead(W + i * wb, 4 * (size_t)wb);
+        acc = dot_b32_group(W + i * wb, X + i * xb, 4, acc, t);
+    }
+    switch (nb - i) {
+    case 1: acc = dot_b32_group(W + i * wb, X + i * xb, 1, acc, t); break;
+    case 2: acc = dot_b32_group(W + i * wb, X + i * xb, 2, acc, t); break;
+    case 3: acc = dot_b32_group(W + i * wb, X + i * xb, 3, acc, t); break;
+    default: break;
+    }
+    // (c0 + c1) + (c2 + c3)
+    const __m128 h = _mm_add_ps(acc, _mm_movehdup_ps(acc));
+    return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehl_ps(h, h)));
+}
+
+RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q8_0); }
+RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q4_0); }
+RA_AVX2 static float dot_q5_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q5_0); }
+RA_AVX2 static float dot_q4_1(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q4_1); }
+RA_AVX2 static float dot_q5_1(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q5_1); }
 
 RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
@@ -288,48 +268,10 @@ RA_AVX2 static float dot_q5_k(int64_t n, const void *w, const void *x) {
     return sacc - smin;
 }
 
-RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
-    const blk_q6_k *a = w;
-    const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
-    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
-                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
-    __m256 acc = _mm256_setzero_ps();
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
-        // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
-        const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
-        __m256i si = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
-        for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = a[i].ql + 64 * h;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
-            __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-            const int8_t *y = b[i].qs + 128 * h;
-            for (int k = 0; k < 4; k++) {
-                const int c = 4 * h + k;   // scales 2c (first 16 elements) and 2c+1 (next 16)
-                const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(c)), pick);
-                const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
-                si = _mm256_add_epi32(si, _mm256_madd_epi16(p, s));
-            }
-        }
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(b[i].d * ra_f16_table[a[i].d]), _mm256_cvtepi32_ps(si), acc);
-    }
-    return hsum_ps(acc);
-}
-
 // ---------------------------------------------------------------------------------------------
 // One weight row against up to 4 activation rows: the weight blocks are decoded once for all of
 // them (prompt processing). The *_m bodies are instantiated for nx = 1..4 so their loops unroll.
 
-#define RA_AVX2_INLINE RA_AVX2 static inline __attribute__((always_inline))
 #define RA_MULTI_WRAPPERS(name)                                                                        \
     RA_AVX2 static void name(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os) { \
         switch (nx) {                                                                                  \
@@ -340,146 +282,83 @@ RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
         }                                                                                              \
     }
 
-RA_AVX2_INLINE void multi_q8_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    const blk_q8_0 *a = w;
-    const blk_q8_0 *b[4];
-    __m256 acc[4];
-    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
-    for (int64_t i = 0; i < n / 32; i++) {
-        const __m256i wv = _mm256_loadu_si256((const __m256i *)a[i].qs);
-        const __m256i aw = _mm256_sign_epi8(wv, wv);
-        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
-        for (int k = 0; k < nx; k++) {
-            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
-            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
-            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
-}
-RA_MULTI_WRAPPERS(multi_q8_0)
-
-// Q4_0, Q4_1, Q5_0 and Q5_1 against up to 4 activation rows: each weight block is decoded once for all of them,
-// and each activation row is summed exactly as the single-row dot sums it (the same int32 lanes per block, the
-// same float accumulators, fma operands and final reduction; for Q4_0 the two accumulators of alternate blocks),
-// so that a prompt batch gives bit for bit the logits of feeding its tokens one by one. The integer lanes may be
-// formed differently from the dot's (|w| · sign(w)·y instead of q·y - 8·y): they are exact either way.
-
-// One Q4_0 block i against nx activation rows into acc.
-RA_AVX2_INLINE void multi_q4_0_block(const blk_q4_0 *a, const blk_q8_0 *const b[4], int64_t i, __m256 acc[4], const int nx) {
-    const __m256i wv = _mm256_sub_epi8(nibbles32(a->qs), _mm256_set1_epi8(8));
-    const __m256i aw = _mm256_sign_epi8(wv, wv);
-    const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a->d]);
+// Q8_0, Q4_0, Q5_0, Q4_1 and Q5_1 against up to 4 activation rows in dot_b32's order: per block the rows' int32 sums
+// side by side in one vector (lanes: activation rows), added to the block's chain with one fma (two with a min).
+RA_AVX2_INLINE void multi_b32_block(const uint8_t *a, const uint8_t *const xr[4], int64_t i, __m128 *acc, const int nx, const int t) {
+    const int xb = b32_xbytes(t), xq = b32_xqs(t);
+    const __m256i q = b32_quants(a, t);
+    const __m256i aq = b32_min(t) ? q : _mm256_sign_epi8(q, q);
+    __m256i p[4];
+    float dx[4] = {0, 0, 0, 0}, sx[4] = {0, 0, 0, 0};
+    for (int k = 0; k < 4; k++) p[k] = _mm256_setzero_si256();
     for (int k = 0; k < nx; k++) {
-        const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), wv);
-        const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aw, sy), _mm256_set1_epi16(1));
-        acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
+        const uint8_t *b = xr[k] + i * xb;
+        const __m256i y = _mm256_loadu_si256((const __m256i *)(b + xq));
+        p[k] = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, b32_min(t) ? y : _mm256_sign_epi8(y, q)), _mm256_set1_epi16(1));
+        dx[k] = b32_half(b, 0);
+        if (b32_min(t)) sx[k] = b32_half(b, 2);
     }
+    const __m128 d = _mm_mul_ps(_mm_set1_ps(b32_half(a, 0)), _mm_setr_ps(dx[0], dx[1], dx[2], dx[3]));
+    *acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(p[0], p[1], p[2], p[3])), d, *acc);
+    if (b32_min(t)) *acc = _mm_fmadd_ps(_mm_set1_ps(b32_half(a, 2)), _mm_setr_ps(sx[0], sx[1], sx[2], sx[3]), *acc);
 }
 
-RA_AVX2_INLINE void multi_q4_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    const blk_q4_0 *a = w;
-    const blk_q8_0 *b[4];
-    __m256 acc0[4], acc1[4];   // dot_q4_0's two accumulators per activation row: blocks of a pair, then the tail in acc0
-    for (int k = 0; k < nx; k++) {
-        b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs);
-        acc0[k] = acc1[k] = _mm256_setzero_ps();
-    }
+RA_AVX2_INLINE void multi_b32(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int t) {
+    const uint8_t *W = w;
+    const int wb = b32_wbytes(t);
+    const uint8_t *xr[4];
+    for (int k = 0; k < nx; k++) xr[k] = (const uint8_t *)x + k * xs;
+    __m128 acc[4];   // chains of blocks 0, 1, 2, 3 mod 4; lanes: activation rows
+    for (int c = 0; c < 4; c++) acc[c] = _mm_setzero_ps();
     const int64_t nblk = n / 32;
     int64_t i = 0;
-    for (; i + 2 <= nblk; i += 2) {
-        multi_q4_0_block(a + i, b, i, acc0, nx);
-        multi_q4_0_block(a + i + 1, b, i + 1, acc1, nx);
-    }
-    if (i < nblk) multi_q4_0_block(a + i, b, i, acc0, nx);
-    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(_mm256_add_ps(acc0[k], acc1[k]));
+    for (; i + 4 <= nblk; i += 4)
+        for (int c = 0; c < 4; c++) multi_b32_block(W + (i + c) * wb, xr, i + c, &acc[c], nx, t);
+    for (int c = 0; i < nblk; i++, c++) multi_b32_block(W + i * wb, xr, i, &acc[c], nx, t);
+    float r[4];
+    _mm_storeu_ps(r, _mm_add_ps(_mm_add_ps(acc[0], acc[1]), _mm_add_ps(acc[2], acc[3])));
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
 }
-RA_MULTI_WRAPPERS(multi_q4_0)
+#define RA_MULTI_B32(name, t)                                                                                   \
+    RA_AVX2_INLINE void name##_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) { \
+        multi_b32(n, w, x, xs, out, os, nx, t);                                                                 \
+    }                                                                                                           \
+    RA_MULTI_WRAPPERS(name)
+RA_MULTI_B32(multi_q8_0, B32_Q8_0)
+RA_MULTI_B32(multi_q4_0, B32_Q4_0)
+RA_MULTI_B32(multi_q5_0, B32_Q5_0)
+RA_MULTI_B32(multi_q4_1, B32_Q4_1)
+RA_MULTI_B32(multi_q5_1, B32_Q5_1)
 
-// Q4_1 (five = 0) and Q5_1 (five = 1): unsigned quants 0..15 / 0..31 against Q8_1 activations, plus m · s per
-// activation row in a scalar, as dot_q4_1 and dot_q5_1.
-RA_AVX2_INLINE void multi_q_1_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int five) {
-    const blk_q8_1 *b[4];
-    __m256 acc[4];
-    float sm[4];
-    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_1 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); sm[k] = 0; }
-    for (int64_t i = 0; i < n / 32; i++) {
-        __m256i q;
-        uint16_t d, m;
-        if (five) {
-            const blk_q5_1 *a = (const blk_q5_1 *)w + i;
-            q = _mm256_or_si256(nibbles32(a->qs), _mm256_and_si256(bits_to_bytes(a->qh), _mm256_set1_epi8(0x10)));
-            d = a->d;
-            m = a->m;
-        } else {
-            const blk_q4_1 *a = (const blk_q4_1 *)w + i;
-            q = nibbles32(a->qs);
-            d = a->d;
-            m = a->m;
-        }
-        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[d]);
-        const float fm = ra_f16_table[m];
-        for (int k = 0; k < nx; k++) {
-            const __m256i p = dot_u8(q, _mm256_loadu_si256((const __m256i *)b[k][i].qs));
-            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
-            sm[k] = __builtin_fmaf(fm, ra_f16_table[b[k][i].s], sm[k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]) + sm[k];
-}
-RA_AVX2_INLINE void multi_q4_1_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    multi_q_1_m(n, w, x, xs, out, os, nx, 0);
-}
-RA_MULTI_WRAPPERS(multi_q4_1)
-RA_AVX2_INLINE void multi_q5_1_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    multi_q_1_m(n, w, x, xs, out, os, nx, 1);
-}
-RA_MULTI_WRAPPERS(multi_q5_1)
-
-RA_AVX2_INLINE void multi_q5_0_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    const blk_q5_0 *a = w;
-    const blk_q8_0 *b[4];
-    __m256 acc[4];
-    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_0 *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
-    const __m256i b4 = _mm256_set1_epi8(0x10), sixteen = _mm256_set1_epi8(16);
-    for (int64_t i = 0; i < n / 32; i++) {
-        const __m256i q = _mm256_sub_epi8(_mm256_or_si256(nibbles32(a[i].qs), _mm256_and_si256(bits_to_bytes(a[i].qh), b4)), sixteen);
-        const __m256i aq = _mm256_sign_epi8(q, q);
-        const __m256 dw = _mm256_broadcast_ss(&ra_f16_table[a[i].d]);
-        for (int k = 0; k < nx; k++) {
-            const __m256i sy = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b[k][i].qs), q);
-            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(aq, sy), _mm256_set1_epi16(1));
-            acc[k] = _mm256_fmadd_ps(_mm256_mul_ps(dw, _mm256_broadcast_ss(&ra_f16_table[b[k][i].d])), _mm256_cvtepi32_ps(p), acc[k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
-}
-RA_MULTI_WRAPPERS(multi_q5_0)
-
-RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+// Q4_K against up to 4 activation rows (dot_q4_k is this with one row): per super-block each row's exact int32
+// sums of scale · quant · activation (I) and of min · activation block sum (M), then in float
+// acc = fma(I, d · d_x, acc) and acc = fnmadd(M, dmin · d_x, acc), super-block after super-block: the order of the
+// 8-row panel kernel (ra_matmul_q4_k_avx2), whose lanes are weight rows. The 4 rows' sums sit side by side in one
+// vector, so the float work is two fmas per super-block for all of them.
+RA_AVX2_INLINE void q4_k_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf) {
     const blk_q4_k *a = w;
     const blk_q8_k *b[4];
-    __m256 acc[4];
-    __m128 accm[4];
-    for (int k = 0; k < nx; k++) {
-        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
-        acc[k] = _mm256_setzero_ps();
-        accm[k] = _mm_setzero_ps();
-    }
+    for (int k = 0; k < nx; k++) b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+    __m128 acc = _mm_setzero_ps();
     const __m256i m4 = _mm256_set1_epi8(15);
     for (int64_t i = 0; i < n / QK_K; i++) {
+        if (pf) ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
         uint32_t u[4];
         ra_unpack_scales_k4_words(a[i].scales, u);
         const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
         const __m128i mins = _mm256_extracti128_si256(sm16, 1);
         const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
-        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
         __m256i si[4];
+        __m128i pm[4];
+        float dx[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++) {
+            si[k] = _mm256_setzero_si256();
+            pm[k] = _mm_setzero_si128();
+        }
         for (int k = 0; k < nx; k++) {
             const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
-            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-            accm[k] = _mm_fmadd_ps(_mm_set1_ps(b[k][i].d * dmin), _mm_cvtepi32_ps(_mm_madd_epi16(mins, bs2)), accm[k]);
-            si[k] = _mm256_setzero_si256();
+            pm[k] = _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            dx[k] = b[k][i].d;
         }
         for (int g = 0; g < 4; g++) {
             const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
@@ -494,16 +373,59 @@ RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_
                 si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
             }
         }
-        for (int k = 0; k < nx; k++)
-            acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+        const __m128 d = _mm_loadu_ps(dx);
+        const __m128i isum = hsum4_epi32(si[0], si[1], si[2], si[3]);
+        const __m128i msum = _mm_hadd_epi32(_mm_hadd_epi32(pm[0], pm[1]), _mm_hadd_epi32(pm[2], pm[3]));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].d]), d), acc);
+        acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(msum), _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].dmin]), d), acc);
     }
-    for (int k = 0; k < nx; k++) {
-        __m128 mv = _mm_add_ps(accm[k], _mm_movehl_ps(accm[k], accm[k]));
-        mv = _mm_add_ss(mv, _mm_movehdup_ps(mv));
-        out[k * os] = hsum_ps(acc[k]) - _mm_cvtss_f32(mv);
-    }
+    float r[4];
+    _mm_storeu_ps(r, acc);
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
+}
+RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    q4_k_rows(n, w, x, xs, out, os, nx, 0);
 }
 RA_MULTI_WRAPPERS(multi_q4_k)
+
+// One activation row (decode), in q4_k_rows' order: per super-block I and M reduced together in one vector, then the
+// two fmas in scalar.
+RA_AVX2 static float dot_q4_k(int64_t n, const void *w, const void *x) {
+    const blk_q4_k *a = w;
+    const blk_q8_k *b = x;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    __m256i pick[8];
+    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
+        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
+        __m256i si = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
+            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
+        }
+        // [I, M] in lanes 0 and 1
+        __m128i t = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(si), _mm256_extracti128_si256(si, 1)), pm);
+        t = _mm_hadd_epi32(t, t);
+        const __m128 f = _mm_cvtepi32_ps(t);
+        const float dy = b[i].d;
+        acc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dy, acc);
+        acc = __builtin_fmaf(-_mm_cvtss_f32(_mm_movehdup_ps(f)), ra_f16_table[a[i].dmin] * dy, acc);
+    }
+    return acc;
+}
 
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
@@ -564,32 +486,45 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 
-RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+// Half h (elements 128h..128h+127) of a Q6_K block as 4 vectors of 32 quants 0..63 in element order.
+RA_AVX2_INLINE void q6_k_quants(const blk_q6_k *a, int h, __m256i q[4]) {
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
+    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
+    const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
+    q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
+    q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
+    q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
+    q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+}
+
+// Q6_K against up to 4 activation rows (dot_q6_k is this with one row): per super-block each row's exact int32 sum
+// (the offset 32 included), then acc = fma(sum, d · d_x, acc) in float, super-block after super-block: the order of
+// the 8-row panel kernel (ra_matmul_q6_k_avx2). The 4 rows' sums sit side by side in one vector for one fma.
+RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf) {
     const blk_q6_k *a = w;
     const blk_q8_k *b[4];
-    __m256 acc[4];
-    for (int k = 0; k < nx; k++) { b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs); acc[k] = _mm256_setzero_ps(); }
-    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    for (int k = 0; k < nx; k++) b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+    __m128 acc = _mm_setzero_ps();
+    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     for (int64_t i = 0; i < n / QK_K; i++) {
+        if (pf) ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
         const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
         __m256i si[4];
+        float dx[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++) si[k] = _mm256_setzero_si256();
         for (int k = 0; k < nx; k++) {
+            // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
             const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[k][i].bsums));
-            si[k] = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+            si[k] = _mm256_sub_epi32(si[k], _mm256_slli_epi32(corr, 5));
+            dx[k] = b[k][i].d;
         }
         for (int h = 0; h < 2; h++) {
-            const uint8_t *ql = a[i].ql + 64 * h;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql);
-            const __m256i l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i qh = _mm256_loadu_si256((const __m256i *)(a[i].qh + 32 * h));
             __m256i q[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
-            for (int c = 0; c < 4; c++) {
+            q6_k_quants(a + i, h, q);
+            for (int c = 0; c < 4; c++) {   // scales 2c' (first 16 elements) and 2c'+1 (next 16), c' = 4h + c
                 const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + c)), pick);
                 for (int k = 0; k < nx; k++) {
                     const __m256i p = _mm256_maddubs_epi16(q[c], _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 128 * h + 32 * c)));
@@ -597,12 +532,46 @@ RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_
                 }
             }
         }
-        const float dw = ra_f16_table[a[i].d];
-        for (int k = 0; k < nx; k++) acc[k] = _mm256_fmadd_ps(_mm256_set1_ps(b[k][i].d * dw), _mm256_cvtepi32_ps(si[k]), acc[k]);
+        const __m128 d = _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].d]), _mm_loadu_ps(dx));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(si[0], si[1], si[2], si[3])), d, acc);
     }
-    for (int k = 0; k < nx; k++) out[k * os] = hsum_ps(acc[k]);
+    float r[4];
+    _mm_storeu_ps(r, acc);
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
+}
+RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    q6_k_rows(n, w, x, xs, out, os, nx, 0);
 }
 RA_MULTI_WRAPPERS(multi_q6_k)
+
+// One activation row (decode), in q6_k_rows' order: per super-block the int32 sum, then one scalar fma.
+RA_AVX2 static float dot_q6_k(int64_t n, const void *w, const void *x) {
+    const blk_q6_k *a = w;
+    const blk_q8_k *b = x;
+    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
+    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
+        const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
+        __m256i si = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        for (int h = 0; h < 2; h++) {
+            __m256i q[4];
+            q6_k_quants(a + i, h, q);
+            const int8_t *y = b[i].qs + 128 * h;
+            for (int k = 0; k < 4; k++) {
+                const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
+                const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
+                si = _mm256_add_epi32(si, _mm256_madd_epi16(p, sc));
+            }
+        }
+        acc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * b[i].d, acc);
+    }
+    return acc;
+}
 
 // F16 against 1 or 2 activation rows at once, in exactly dot_f16's order (four accumulators over 32-element
 // stripes, 8-element steps into the first, the same reduction and tail), so that a prompt batch gives bit for
@@ -825,8 +794,10 @@ RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
             __m256i mi = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[0]), _mm256_set1_epi32((int)xk->bs[0]));
             for (int q = 1; q < 4; q++)
                 mi = _mm256_add_epi32(mi, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[q]), _mm256_set1_epi32((int)xk->bs[q])));
-            const __m256 t = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), dmin, _mm256_mul_ps(_mm256_cvtepi32_ps(si[k]), d));
-            acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(xk->d), acc[k]);
+            // in float exactly as dot_q4_k: acc = fma(I, d · d_x, acc), then acc = fnmadd(M, dmin · d_x, acc)
+            const __m256 dx = _mm256_set1_ps(xk->d);
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dx), acc[k]);
+            acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), acc[k]);
         }
     }
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
@@ -860,98 +831,140 @@ int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
     return 1;
 }
 
-// MARK: - Q8_0 batches: the same panels of 8 weight rows, one scale per block of 32
+// MARK: - Batches of the 32-element block types: the same panels of 8 weight rows, one scale per block
 //
-// Per block, 8 vectors of quartets (the weights as stored, int8) and the 8 rows' d. vpmaddubsw needs an unsigned
-// operand: the step takes |w| and gives each broadcast activation the sign of the weight it meets (|w| · sign(w)·x,
-// exact since Q8_0 activations are never -128). Those pair sums reach 2 · 128 · 127 = 32512, so unlike Q4_K they
-// cannot be added in int16: each goes to int32 at once (vpmaddwd with ones). The block's int32 sum is then scaled
-// by d_w (per row lane) · d_x in float. 4 activation rows per step, as for Q4_K.
+// Per block, 8 vectors of quartets (the quants as b32_quants gives them, int8) and the 8 rows' d (and m). vpmaddubsw
+// needs an unsigned operand: for the signed types the step takes |w| and gives each broadcast activation the sign of
+// the weight it meets (|w| · sign(w)·x, exact since Q8_0 activations are never -128); Q4_1/Q5_1 quants are unsigned
+// already. A Q8_0 pair sum reaches 2 · 128 · 127 = 32512, so each goes to int32 at once (vpmaddwd with ones); the
+// others are added in int16 first (Q4_0, Q5_0, Q4_1: 8 quartets, at most 8 · 2 · 16 · 127 = 32512; Q5_1: 4
+// quartets, 4 · 2 · 31 · 127 = 31496). The block's int32 sum goes to its chain as in dot_b32. 4 activation rows per
+// step, as for Q4_K.
 
 typedef struct {
-    int8_t q[8][32];   // q[e] byte 4r + t = weight of row r, element 4e + t
-    float dw[8];
-} q8_0_panel8;
-_Static_assert(sizeof(q8_0_panel8) % 32 == 0 && sizeof(q8_0_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_0_panel8 size");
+    int8_t q[8][32];   // q[e] byte 4r + t = quant of row r, element 4e + t
+    float dw[8], m[8];
+} b32_panel8;
+_Static_assert(sizeof(b32_panel8) % 32 == 0 && sizeof(b32_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "b32_panel8 size");
 
-RA_AVX2 static void q8_0_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
-    q8_0_panel8 *p = panel;
+RA_AVX2_INLINE void b32_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel, const int t) {
+    b32_panel8 *p = panel;
+    const int wb = b32_wbytes(t);
     for (int64_t j = 0; j < nblk; j++) {
         __m256i rows[8], cols[8];
-        float d[8];
+        float d[8], m[8];
         for (int r = 0; r < PANEL8_ROWS; r++) {
             if (r >= nrows) {
                 rows[r] = _mm256_setzero_si256();
-                d[r] = 0;
+                d[r] = m[r] = 0;
                 continue;
             }
-            const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
-            rows[r] = _mm256_loadu_si256((const __m256i *)a->qs);
-            d[r] = ra_f16_table[a->d];
+            const uint8_t *a = W + r * wrow + j * wb;
+            rows[r] = b32_quants(a, t);
+            d[r] = b32_half(a, 0);
+            m[r] = b32_min(t) ? b32_half(a, 2) : 0.0f;
         }
         transpose8x8_epi32(rows, cols);
         for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[e], cols[e]);
         _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
+        _mm256_store_ps(p[j].m, _mm256_loadu_ps(m));
     }
 }
 
-// One panel × nx (1..4) activation rows xs bytes apart (dx: their block scales as floats, nblk per row).
-RA_AVX2_INLINE void q8_0_panel8_m(int64_t nblk, const q8_0_panel8 *p, const uint8_t *x, int64_t xs, const float *dx,
-                                  float *out, int64_t os, int nr, const int nx) {
+// One panel × nx (1..4) activation rows xs bytes apart (side: per row nblk d then nblk s, as floats).
+RA_AVX2_INLINE void b32_panel8_m(int64_t nblk, const b32_panel8 *p, const uint8_t *x, int64_t xs, const float *side,
+                                 float *out, int64_t os, int nr, const int nx, const int t) {
     const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[PANEL8_GROUP];
-    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    const int xb = b32_xbytes(t), xq = b32_xqs(t);
+    const int run = t == B32_Q8_0 ? 1 : t == B32_Q5_1 ? 4 : 8;   // quartets added in int16
+    __m256 acc[PANEL8_GROUP][4];   // dot_b32's 4 chains (block j into chain j mod 4) per activation row
+    for (int k = 0; k < nx; k++)
+        for (int c = 0; c < 4; c++) acc[k][c] = _mm256_setzero_ps();
     for (int64_t j = 0; j < nblk; j++) {
-        const q8_0_panel8 *pj = p + j;
+        const int c = (int)(j & 3);
+        const b32_panel8 *pj = p + j;
         __m256i s[PANEL8_GROUP];
         const int8_t *y[PANEL8_GROUP];
         for (int k = 0; k < nx; k++) {
             s[k] = _mm256_setzero_si256();
-            y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
+            y[k] = (const int8_t *)(x + k * xs + j * xb + xq);
         }
-        for (int e = 0; e < 8; e++) {
-            const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
-            const __m256i aw = _mm256_sign_epi8(wv, wv);
-            for (int k = 0; k < nx; k++) {
-                const __m256i p16 = _mm256_maddubs_epi16(aw, _mm256_sign_epi8(bcast4(y[k] + 4 * e), wv));
-                s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(p16, ones));
+        for (int e0 = 0; e0 < 8; e0 += run) {
+            __m256i s16[PANEL8_GROUP];
+            for (int k = 0; k < nx; k++) s16[k] = _mm256_setzero_si256();
+            for (int e = e0; e < e0 + run; e++) {
+                const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
+                const __m256i aw = b32_min(t) ? wv : _mm256_sign_epi8(wv, wv);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i yv = b32_min(t) ? bcast4(y[k] + 4 * e) : _mm256_sign_epi8(bcast4(y[k] + 4 * e), wv);
+                    s16[k] = _mm256_add_epi16(s16[k], _mm256_maddubs_epi16(aw, yv));
+                }
+                // (keeps gcc from reassociating the int16 adds and spilling the products, as in q4_k_panel8_m)
+                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s16[k]));
             }
+            for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(s16[k], ones));
         }
         const __m256 dw = _mm256_load_ps(pj->dw);
-        for (int k = 0; k < nx; k++)
-            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + k * nblk + j)), acc[k]);
+        for (int k = 0; k < nx; k++) {
+            const float *sk = side + 2 * k * nblk;
+            acc[k][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(sk + j)), acc[k][c]);
+            if (b32_min(t)) acc[k][c] = _mm256_fmadd_ps(_mm256_load_ps(pj->m), _mm256_broadcast_ss(sk + nblk + j), acc[k][c]);
+        }
     }
-    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+    for (int k = 0; k < nx; k++)
+        store_rows8(out + k * os, _mm256_add_ps(_mm256_add_ps(acc[k][0], acc[k][1]), _mm256_add_ps(acc[k][2], acc[k][3])), nr);
 }
 
-RA_AVX2 static void q8_0_panel8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
-                                    float *out, int64_t os, int nr, int nx) {
-    const q8_0_panel8 *p = panel;
-    const float *dx = (const float *)(const void *)side;
-    (void)side_row;   // nblk scales per row
+RA_AVX2_INLINE void b32_panel8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,
+                                   float *out, int64_t os, int nr, int nx, const int t) {
+    const b32_panel8 *p = panel;
+    const float *sd = (const float *)(const void *)side;
     switch (nx) {
-    case 4: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 4); break;
-    case 3: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 3); break;
-    case 2: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 2); break;
-    default: q8_0_panel8_m(nblk, p, x, xs, dx, out, os, nr, 1); break;
+    case 4: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 4, t); break;
+    case 3: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 3, t); break;
+    case 2: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 2, t); break;
+    default: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 1, t); break;
     }
 }
 
-int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
+                              uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run, const int t) {
     const int64_t nblk = n / 32;
     if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
-    const uint8_t *W = w, *X = x;
+    const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
+    const uint8_t *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    q8_0_panel8 *panel = (q8_0_panel8 *)(void *)base;
-    float *dx = (float *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel8));
+    b32_panel8 *panel = (b32_panel8 *)(void *)base;
+    float *side = (float *)(void *)(base + nblk * (int64_t)sizeof(b32_panel8));   // per activation row: nblk d, nblk s
     for (int64_t b = 0; b < nb; b++)
-        for (int64_t j = 0; j < nblk; j++) dx[b * nblk + j] = ra_f16_table[((const blk_q8_0 *)(const void *)(X + b * xrow))[j].d];
-    panel8_matmul(W, wrow, nblk, X, xrow, nb, (const uint8_t *)dx, nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
-                  panel, q8_0_pack_panel8, q8_0_panel8_run);
+        for (int64_t j = 0; j < nblk; j++) {
+            const uint8_t *blk = X + b * xrow + j * b32_xbytes(t);
+            side[2 * b * nblk + j] = b32_half(blk, 0);
+            side[2 * b * nblk + nblk + j] = b32_min(t) ? b32_half(blk, 2) : 0.0f;
+        }
+    panel8_matmul(w, wrow, nblk, X, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
+                  panel, pack, run);
     return 1;
 }
+
+#define RA_B32_BATCH(name, t)                                                                                          \
+    RA_AVX2 static void name##_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {            \
+        b32_pack_panel8(W, wrow, nblk, nrows, panel, t);                                                               \
+    }                                                                                                                  \
+    RA_AVX2 static void name##_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,  \
+                                   int64_t side_row, float *out, int64_t os, int nr, int nx) {                         \
+        (void)side_row;                                                                                                \
+        b32_panel8_run(nblk, panel, x, xs, side, out, os, nr, nx, t);                                                  \
+    }                                                                                                                  \
+    int ra_matmul_##name##_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,    \
+                                int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                     \
+        return b32_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t);   \
+    }
+RA_B32_BATCH(q8_0, B32_Q8_0)
+RA_B32_BATCH(q4_0, B32_Q4_0)
+RA_B32_BATCH(q5_0, B32_Q5_0)
+RA_B32_BATCH(q4_1, B32_Q4_1)
+RA_B32_BATCH(q5_1, B32_Q5_1)
 
 // MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
 //
@@ -972,7 +985,7 @@ _Static_assert(sizeof(q6_k_panel8) % 32 == 0 && sizeof(q6_k_panel8) <= RA_Q6_K_B
 
 RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
     q6_k_panel8 *p = panel;
-    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30), lo16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel8 *pi = p + i;
         // the 16 int8 scales of all 8 rows at once; d row by row
@@ -991,14 +1004,9 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
             __m256i v[4][8], cols[8];
             for (int r = 0; r < PANEL8_ROWS; r++) {
                 if (r >= nrows) { v[0][r] = v[1][r] = v[2][r] = v[3][r] = _mm256_setzero_si256(); continue; }
-                const blk_q6_k *a = (const blk_q6_k *)(const void *)(W + r * wrow) + i;
-                const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
-                const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
-                const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
-                v[0][r] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
-                v[1][r] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
-                v[2][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
-                v[3][r] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+                __m256i q[4];
+                q6_k_quants((const blk_q6_k *)(const void *)(W + r * wrow) + i, h, q);
+                for (int c = 0; c < 4; c++) v[c][r] = q[c];
             }
             for (int c = 0; c < 4; c++) {
                 transpose8x8_epi32(v[c], cols);
@@ -1040,8 +1048,9 @@ RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_
                 memcpy(&b2, y[k]->bsums + 2 * q, 4);
                 so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
             }
-            const __m256 t = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], _mm256_slli_epi32(so, 5))), d);
-            acc[k] = _mm256_fmadd_ps(t, _mm256_set1_ps(y[k]->d), acc[k]);
+            // in float exactly as dot_q6_k: acc = fma(sum, d · d_x, acc)
+            const __m256 t = _mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], _mm256_slli_epi32(so, 5)));
+            acc[k] = _mm256_fmadd_ps(t, _mm256_mul_ps(d, _mm256_set1_ps(y[k]->d)), acc[k]);
         }
     }
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);

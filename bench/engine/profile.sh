@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Where a decode run's time goes: `perf record -e cpu-clock` (call graphs through DWARF) of
+# `engine-bench MODEL --tg N --pp 1`, classified by bench/engine/profile_summary.py into the row·vector kernels,
+# the output matrix, attention, element-wise ops, pool waits, the benchmark's argmax and the Swift side.
+#
+#   bench/engine/profile.sh MODEL.gguf [--threads 2] [--tg 128] [--reps 2] [--cpu avx2|native] [--sample]
+#
+# --sample: decode through the token loop the CLI runs, with the default sampling parameters (engine-bench --sample),
+# instead of decode + argmax.
+# Needs perf (Debian: linux-perf) allowed to profile its own children (kernel.perf_event_paranoid <= 2) and
+# swift-demangle next to swift. Prints the decode rate of the profiled run, the load average and the table.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+[ $# -ge 1 ] && [ -f "$1" ] || { echo "usage: $0 MODEL.gguf [--threads N] [--tg N] [--reps N] [--cpu PATH] [--sample]" >&2; exit 2; }
+MODEL="$1"
+shift
+THREADS=2 TG=128 REPS=2 CPU=native SAMPLE=
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --threads) THREADS="$2"; shift 2 ;;
+        --tg) TG="$2"; shift 2 ;;
+        --reps) REPS="$2"; shift 2 ;;
+        --cpu) CPU="$2"; shift 2 ;;
+        --sample) SAMPLE=--sample; shift ;;
+        *) echo "unknown option $1" >&2; exit 2 ;;
+    esac
+done
+command -v perf >/dev/null || { echo "perf is not installed (Debian: apt-get install linux-perf)" >&2; exit 2; }
+DEMANGLE="$(dirname "$(command -v swift)")/swift-demangle"
+[ -x "$DEMANGLE" ] || { echo "swift-demangle not found next to swift" >&2; exit 2; }
+swift build -c release --product engine-bench >&2
+BIN="$(swift build -c release --show-bin-path)/engine-bench"
+WORK="$(mktemp -d)"
+trap 'rm -rf "$WORK"' EXIT
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+perf record -q -e cpu-clock -F 1000 --call-graph dwarf,8192 -o "$WORK/perf.data" -- \
+    "$BIN" "$MODEL" --tg "$TG" --pp 1 --reps "$REPS" --threads "$THREADS" --cpu "$CPU" $SAMPLE 2>/dev/null | grep "^| tg"
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+perf script -i "$WORK/perf.data" -F pid,tid,ip,sym,srcline 2>/dev/null | "$DEMANGLE" --simplified > "$WORK/script.txt"
+python3 bench/engine/profile_summary.py "$WORK/script.txt" Sources/RunAnywhereGGUF/Transformer/Transformer.swift

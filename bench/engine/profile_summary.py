@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Where a decode run's time goes, from `perf script -F pid,tid,ip,sym,srcline` of a call-graph profile
+(bench/engine/profile.sh records it; Swift names demangled before they come here).
+
+  profile_summary.py PERF_SCRIPT.txt TRANSFORMER_SWIFT
+
+Each sample is put in one class by its innermost frame that says what it is doing (kernel-mode frames are
+skipped to the user frame they interrupted): a row·vector kernel (`dot_*`, by name), attention (`ra_attn_*`),
+activation quantization, the other element-wise ops, the thread pool's hand-off and waits, the benchmark's argmax
+over the vocabulary (its sampling) or, with engine-bench --sample, the sampler and the detokenizer of the token
+loop, the Swift side of a decode step (everything else under `GGUFContext.decode` or `TokenLoop`), or outside
+decode (load, the prompt warm-up). The main thread's samples are the decode
+step's wall time while on a CPU (the workers only run the products' other chunks), so its column is the
+breakdown of a token; the output matrix is the main thread's kernel samples called from the
+`matmul(weights.output, ...)` line of Transformer.swift (found in TRANSFORMER_SWIFT). Samples off the CPU
+(descheduled by other jobs, sleeping in the pool) are not seen by cpu-clock.
+"""
+import re
+import sys
+from collections import Counter
+
+
+POOL = ("ra_worker_main", "ra_pool_for", "ra_claim_loop", "ra_wait_generation", "ra_close", "ra_pool_run")
+DISPATCH = ("ra_matmul_rows", "ra_mm_task", "ra_matmul_jobs", "ra_matmul_par")
+
+
+def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool]:
+    """(class, under the output matrix's call) of one sample; frames innermost first, inlined ones included."""
+    syms = [s for s, _ in frames]
+    output = any(output_line in src for _, src in frames)
+    # The outermost dot_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8).
+    kernel = next((s for s in reversed(syms) if s.startswith("dot_") and s != "dot_index"), None)
+    if kernel:
+        return f"kernel {kernel}", output
+    if any(s.startswith("ra_attn") for s in syms):
+        return "attention (scores, softmax, values, K/V conversion)", output
+    if any(s.startswith("ra_quantize_row") for s in syms):
+        return "activation quantization", output
+    for s in syms:
+        if s.startswith(("Sampler.", "Xoshiro256", "static Sampler.", "specialized static Sampler.")) or "Sampler." in s:
+            return "sampling (Sampler: penalty, top-k, top-p, draw)", output
+        if "StopSequenceFilter" in s or "UTF8Accumulator" in s or "textBytes" in s:
+            return "detokenizing and stop sequences", output
+        if s in POOL or "futex" in s or "lll_lock" in s or "sched_yield" in s or s.startswith("pthread_cond"):
+            return "pool hand-off and waits", output
+        if s in DISPATCH:
+            return "matmul dispatch (row loop)", output
+        if s.startswith("ra_"):
+            return "element-wise ops (norms, RoPE, SiLU, residual, K/V store)", output
+        if s.startswith(("GGUFContext.", "GGUFModel", "Transformer.", "Tokenizer", "ByteStringTable")):
+            break
+        if s == "engine_bench_main":
+            return "argmax over the vocabulary (the benchmark's sampling)", output
+    if any(s.startswith("GGUFContext.decode") or "TokenLoop." in s for s in syms):
+        return "Swift side of a decode step (glue, logits copy, allocation)", output
+    return "outside decode (load, prompt warm-up)", output
+
+
+def main() -> None:
+    text, swift = sys.argv[1], sys.argv[2]
+    output_line = ""
+    for n, line in enumerate(open(swift), 1):
+        if "matmul(weights.output" in line:
+            output_line = f"Transformer.swift:{n}"
+    samples = []   # (main thread, frames)
+    frames, header = [], None
+    lines = open(text, errors="replace").read().split("\n")
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        head = re.match(r"\s*(\d+)/(\d+)\s*$", line)   # "PID/TID" (perf pads it with spaces)
+        if head:
+            if header is not None:
+                samples.append((header, frames))
+            header = head.group(1) == head.group(2)
+            frames = []
+        elif line.startswith("\t"):
+            m = re.match(r"\t\s*[0-9a-f]+ (.*)", line)
+            sym = re.sub(r"\+0x[0-9a-f]+$", "", m.group(1).strip()) if m else "?"
+            src = lines[i + 1].strip() if i + 1 < len(lines) and lines[i + 1].startswith("  ") else ""
+            if not src.startswith("[kernel"):
+                frames.append((sym, src))
+        i += 1
+    if header is not None:
+        samples.append((header, frames))
+
+    total, main_total = Counter(), Counter()
+    out_all = out_main = 0
+    for is_main, fr in samples:
+        c, output = classify(fr, output_line) if output_line else (classify(fr, "\0")[0], False)
+        total[c] += 1
+        if is_main:
+            main_total[c] += 1
+            if output and c.startswith("kernel"):
+                out_main += 1
+    n, nm = sum(total.values()), sum(main_total.values())
+    decode_n = n - total["outside decode (load, prompt warm-up)"]
+    decode_m = nm - main_total["outside decode (load, prompt warm-up)"]
+    print(f"{n} samples, {nm} on the main thread; shares of the samples inside decode ({decode_n} / {decode_m}):")
+    print()
+    print("| class | % of all threads' samples | % of the main thread's (a token's wall time on CPU) |")
+    print("|---|---:|---:|")
+    for c, k in total.most_common():
+        if c.startswith("outside"):
+            continue
+        print(f"| {c} | {100 * k / decode_n:.1f} | {100 * main_total[c] / max(1, decode_m):.1f} |")
+    if output_line:
+        print(f"| of which the output matrix's kernel (main thread, called from {output_line}) | | "
+              f"{100 * out_main / max(1, decode_m):.1f} |")
+    print(f"\n(outside decode: {100 * total['outside decode (load, prompt warm-up)'] / max(1, n):.1f}% of all samples, left out)")
+
+
+if __name__ == "__main__":
+    main()

@@ -6,7 +6,8 @@
 //   attn N_HEAD N_HEAD_KV HEAD_DIM LAYERS DEPTH [THREADS] [STEPS] [WINDOW] [PERIOD] [PATH]
 //
 // WINDOW > 0 with PERIOD p: layers whose index % p < p - 1 attend to the last WINDOW positions only (Gemma 3);
-// PATH: scalar|avx2|native kernels (bench/kernels/attn.sh builds and runs it).
+// PATH: scalar|avx2|native kernels (bench/kernels/attn.sh builds and runs it). Env ATTN_HEAD_MAJOR: the cache in the
+// engine's head-major layout (kv_head_stride), else position-major.
 #include "ckernels.h"
 #include "ra_memory.h"
 #include "ra_ops.h"

@@ -11,7 +11,8 @@ DEPTH="${1:-4096}"; THREADS="${2:-2}"; REV="${3:-}"; ROUNDS="${4:-3}"; KPATH="${
 OUT=$(mktemp -d)
 trap 'rm -rf "$OUT"' EXIT
 build() {   # kernel source dir, binary
-    gcc -O3 -fno-math-errno -Wall -Wextra -I "$1/include" -I "$1" -o "$2" "$1"/*.c "$ROOT/bench/kernels/attn.c" -lm -lpthread
+    gcc -O3 -fno-math-errno -Wall -Wextra -Wno-missing-field-initializers -I "$1/include" -I "$1" -o "$2" "$1"/*.c \
+        "$ROOT/bench/kernels/attn.c" -lm -lpthread 2>/dev/null
 }
 build "$ROOT/Sources/CKernels" "$OUT/after"
 BINS="after"
@@ -25,6 +26,9 @@ for r in $(seq 1 "$ROUNDS"); do
     for shape in "16 8 128 28 $DEPTH $THREADS 16 0 0" "9 3 64 30 $DEPTH $THREADS 16 0 0" "4 1 256 18 $DEPTH $THREADS 16 512 6"; do
         for b in $BINS; do
             printf '%s\t' "$b"
+            # The working tree's engine keeps its cache head-major (ra_attention_params.kv_head_stride); a revision
+            # from before that field runs the position-major layout it had.
+            if [ "$b" = after ]; then export ATTN_HEAD_MAJOR=1; else unset ATTN_HEAD_MAJOR; fi
             # shellcheck disable=SC2086
             "$OUT/$b" $shape "$KPATH"
         done

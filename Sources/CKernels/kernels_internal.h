@@ -190,6 +190,17 @@ int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 // The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c).
 int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Attention kernels (ops_attention_avx2.c; head_dim % 8 == 0, AVX2/FMA/F16C). Scores of `group` query rows (q: rows
+// of hd) against n_kv K rows kv_stride apart, times scale, into scores[h * ss + j]:
+void ra_attn_scores_avx2(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,
+                         int64_t hd, float scale, float *scores, int64_t ss);
+// out[h] = sum_j w[h * ws + j] * V[j] for `group` rows (out is overwritten):
+void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
+                         int64_t group, int64_t hd, float *out);
+// Rounds n floats to F16 precision in place:
+void ra_round_f16_avx2(float *x, int64_t n);
+// x[i] = e^(x[i] - mx) over n values (|error| < 2 ulp); returns their sum in double:
+double ra_exp_sub_avx2(float *x, int64_t n, float mx);
 #endif
 
 // GELU through the F16 table (ops.c): call ra_gelu_table_ready() once before a loop of ra_gelu_lookup; inputs of

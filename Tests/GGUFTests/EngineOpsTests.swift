@@ -31,7 +31,7 @@ struct EngineOpsTests {
                                             kv_stride: Int64(kvDim), out: op.baseAddress, out_stride: Int64(qDim),
                                             n_tokens: Int64(tokens), pos0: Int64(pos0), window: Int64(window), n_head: Int64(heads),
                                             n_head_kv: Int64(kvHeads), head_dim: Int64(headDim), scale: scale,
-                                            scratch: sp.baseAddress)
+                                            scratch: sp.baseAddress, kv_head_stride: 0)
                 ra_attention(pool, &p)
             } }
         } } }

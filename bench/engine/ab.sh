@@ -3,17 +3,19 @@
 # is shared and noisy: medians of REPS rounds; each round runs every engine once, in a fresh process, in an order
 # that rotates round by round).
 #
-#   bench/engine/ab.sh BEFORE_BIN AFTER_BIN MODEL.gguf [--reps 7] [--threads 2] [--pp 128] [--tg 16] [--cpu avx2]
+#   bench/engine/ab.sh BEFORE_BIN AFTER_BIN MODEL.gguf [--reps 7] [--threads 2] [--pp 128] [--tg 16] [--cpu avx2] [--depth 0]
+#
+# --depth N: the decode steps start after N random tokens were evaluated into the cache (n_ctx N + tg + 16).
 #
 # BEFORE_BIN and AFTER_BIN are engine-bench executables (`swift build --product engine-bench` at the two commits,
 # copied aside); llama.cpp is llama-cpp-python from bench/.venv (bench/engine/llama_tool.py; LLAMA_PYTHON to use
 # another, skipped when absent). Prints a Markdown table of median prompt (pp) and decode (tg) tokens/s and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ $# -ge 3 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN MODEL.gguf [--reps N] [--threads N] [--pp N] [--tg N] [--cpu PATH]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN MODEL.gguf [--reps N] [--threads N] [--pp N] [--tg N] [--cpu PATH] [--depth N]" >&2; exit 2; }
 BEFORE="$1" AFTER="$2" MODEL="$3"
 shift 3
-REPS=7 THREADS=2 PP=128 TG=16 CPU=native
+REPS=7 THREADS=2 PP=128 TG=16 CPU=native DEPTH=0
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift 2 ;;
@@ -21,19 +23,22 @@ while [ $# -gt 0 ]; do
         --pp) PP="$2"; shift 2 ;;
         --tg) TG="$2"; shift 2 ;;
         --cpu) CPU="$2"; shift 2 ;;
+        --depth) DEPTH="$2"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
 ENGINES="before after"
 if "$PY" -c 'import llama_cpp' 2>/dev/null; then ENGINES="$ENGINES llama"; else echo "no llama-cpp-python at $PY: skipping llama.cpp" >&2; fi
+DEPTH_ARGS=
+[ "$DEPTH" -gt 0 ] && DEPTH_ARGS="--depth $DEPTH --ctx $((DEPTH + TG + 16))"
 OUT="$(mktemp)"
 trap 'rm -f "$OUT"' EXIT
 run() {
     case "$1" in
-        before) "$BEFORE" "$MODEL" --report --threads "$THREADS" --pp "$PP" --tg "$TG" --cpu "$CPU" ;;
-        after) "$AFTER" "$MODEL" --report --threads "$THREADS" --pp "$PP" --tg "$TG" --cpu "$CPU" ;;
-        llama) "$PY" bench/engine/llama_tool.py bench "$MODEL" --threads "$THREADS" --pp "$PP" --tg "$TG" ;;
+        before) "$BEFORE" "$MODEL" --report --threads "$THREADS" --pp "$PP" --tg "$TG" --cpu "$CPU" $DEPTH_ARGS ;;
+        after) "$AFTER" "$MODEL" --report --threads "$THREADS" --pp "$PP" --tg "$TG" --cpu "$CPU" $DEPTH_ARGS ;;
+        llama) "$PY" bench/engine/llama_tool.py bench "$MODEL" --threads "$THREADS" --pp "$PP" --tg "$TG" $DEPTH_ARGS ;;
     esac
 }
 LOAD0="$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -2,12 +2,12 @@
 """llama.cpp side of the engine benchmark, through llama-cpp-python's low-level API.
 
   llama_tool.py quantize IN.gguf OUT.gguf q8_0|q4_k_m
-  llama_tool.py bench MODEL.gguf --threads N [--pp 128] [--tg 128] [--ctx 256]
+  llama_tool.py bench MODEL.gguf --threads N [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 
 bench (one process per measurement, like engine-bench --report): load time (model + context), RSS after
 load, a warm-up batch, then pp = one llama_decode of `pp` tokens into an empty cache and tg = `tg`
-single-token llama_decode calls from an empty cache (greedy: argmax of the logits is fed back), and peak
-RSS; printed as one RESULT line. No numpy import, so the interpreter adds little to the RSS.
+single-token llama_decode calls (greedy: argmax of the logits is fed back) after `depth` random tokens were
+put in the cache (llama_decode in batches of `pp`; 0: an empty cache), and peak RSS; printed as one RESULT line. No numpy import, so the interpreter adds little to the RSS.
 """
 import argparse
 import ctypes
@@ -55,7 +55,7 @@ def bench(a) -> None:
     if not model:
         sys.exit(f"cannot load {a.model}")
     cp = L.llama_context_default_params()
-    cp.n_ctx = max(a.ctx, a.pp, a.tg + 1)
+    cp.n_ctx = max(a.ctx, a.pp, a.depth + a.tg + 1)
     cp.n_batch = cp.n_ubatch = a.pp
     cp.n_threads = cp.n_threads_batch = a.threads
     ctx = L.llama_init_from_model(model, cp)
@@ -85,10 +85,12 @@ def bench(a) -> None:
     decode(tokens, 0)
     pp = a.pp / (time.perf_counter() - start)
     clear_cache(ctx)
+    for p0 in range(0, a.depth, a.pp):     # tokens already in the cache before the timed steps
+        decode([rnd.randrange(vocab) for _ in range(min(a.pp, a.depth - p0))], p0)
     token = 1
     start = time.perf_counter()
     for i in range(a.tg):
-        decode([token], i)
+        decode([token], a.depth + i)
         logits = L.llama_get_logits_ith(ctx, -1)
         best, bv = 0, logits[0]
         # argmax in C speed is not available without numpy; a Python loop over the vocabulary would
@@ -118,6 +120,7 @@ def main() -> None:
     b.add_argument("--pp", type=int, default=128)
     b.add_argument("--tg", type=int, default=128)
     b.add_argument("--ctx", type=int, default=256)
+    b.add_argument("--depth", type=int, default=0)
     a = p.parse_args()
     quantize(a) if a.cmd == "quantize" else bench(a)
 

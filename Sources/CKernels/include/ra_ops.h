@@ -103,7 +103,7 @@ void ra_store_f16_rows(const float *src, int64_t src_stride, uint16_t *dst, int6
 typedef struct {
     const float *q;          ///< n_tokens rows, row stride q_stride floats, n_head heads of head_dim each
     int64_t q_stride;
-    const uint16_t *k;       ///< cache: position p at k + p * kv_stride; kv head g at + g * head_dim
+    const uint16_t *k;       ///< cache: position p of kv head g at k + p * kv_stride + g * kv_head_stride
     const uint16_t *v;       ///< cache, same layout as k
     int64_t kv_stride;
     float *out;              ///< n_tokens rows, row stride out_stride, n_head heads of head_dim
@@ -116,12 +116,16 @@ typedef struct {
     int64_t head_dim;
     float scale;             ///< usually 1/sqrt(head_dim)
     float *scratch;          ///< ra_attention_scratch_floats(...) floats
+    int64_t kv_head_stride;  ///< halves from kv head g's rows to g + 1's; 0: head_dim (heads side by side in a position's row)
 } ra_attention_params;
 
 /// Floats of scratch ra_attention needs for a pool of nth threads, a cache of n_ctx positions and n_head query heads.
 int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim, int64_t n_head);
 
-/// Runs attention for every (token, head) pair, split over the pool.
+/// Runs attention for every (token, head) pair, split over the pool. One token (decode) is split over the kv heads
+/// and over chunks of 256 cache positions: the chunks' maxima and sums make the row's, the probabilities are those of
+/// the whole row (rounded to F16), and the chunks' shares of the output are added in order. The split depends on the
+/// cache length only, so any pool size gives the same bits.
 void ra_attention(ra_pool *pool, const ra_attention_params *p);
 
 /// Quantizes `rows` rows of n floats (stride n) into type `type` (rows of ra_row_bytes(type, n) bytes), in parallel.

@@ -44,7 +44,8 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
     /// Bytes of scratch for one batch, laid out as the native engine allocates it: per token the hidden
     /// state, residual and normed copies, q and the attention output, k and v, the feed-forward gate and
     /// up projections, and the quantized activations (at most 4 bytes per element of the widest row);
-    /// per thread the attention rows over the context (`max(8, heads) × (context + 2 × head dim)` floats);
+    /// per thread the attention rows over the context (`max(8, heads) × (context + 2 × head dim)` floats), plus
+    /// what decode's split over the cache keeps per chunk of 256 positions and head (`head dim + 4` floats);
     /// and one row of logits (`vocabSize × 4`, the last position's). Saturates at `Int.max`.
     public static func scratchBytes(description d: GGUFModelDescription, contextLength: Int, batchSize: Int,
                                     threads: Int = assumedThreads) -> Int {
@@ -60,7 +61,9 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
         ])
         let attentionRows = max(8, d.headCount)
         let attention = product([max(threads, 1), sum([product([attentionRows, sum([contextLength, product([2, d.keyLength])])]), 64])])
-        return product([sum([product([perToken, batchSize]), attention, d.vocabSize]), 4])
+        let chunks = contextLength / 256 + (contextLength % 256 == 0 ? 0 : 1)
+        let split = sum([product([d.headCount, max(chunks, 1), sum([d.keyLength, 4])]), 64])
+        return product([sum([product([perToken, batchSize]), attention, split, d.vocabSize]), 4])
     }
 
     private static func product(_ values: [Int]) -> Int {

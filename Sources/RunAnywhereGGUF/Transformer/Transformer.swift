@@ -166,21 +166,26 @@ final class Transformer: @unchecked Sendable {
             ra_rope(pool, k, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), positions, Int32(c.ropeDimensionCount),
                     base, freqScale, ropeFactors, neox)
             if scalesQueries { ra_scale(pool, q, c.attentionScale, Int64(nT * qDim)) }
+            // The cache is head-major: a layer's kv head g holds its positions' rows of hd halves one after the other
+            // (at g × contextLength × hd), so attention streams each head's K and V contiguously.
             let layerK = kCache + li * contextLength * kvDim
             let layerV = vCache + li * contextLength * kvDim
-            ra_store_f16_rows(k, Int64(kvDim), layerK + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
-            ra_store_f16_rows(v, Int64(kvDim), layerV + position * kvDim, Int64(kvDim), Int64(kvDim), Int64(nT))
+            for g in 0..<c.headCountKV {
+                let at = g * contextLength * hd + position * hd
+                ra_store_f16_rows(k + g * hd, Int64(kvDim), layerK + at, Int64(hd), Int64(hd), Int64(nT))
+                ra_store_f16_rows(v + g * hd, Int64(kvDim), layerV + at, Int64(hd), Int64(hd), Int64(nT))
+            }
             // Every token's K/V is needed by later tokens, but in the last layer only the rows whose logits are
             // wanted need the rest of the block.
             let r0 = (li == weights.layers.count - 1 && !allLogits) ? nT - 1 : 0
             let nR = nT - r0
             let xr = x + r0 * e
             var params = ra_attention_params(
-                q: q + r0 * qDim, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(kvDim),
+                q: q + r0 * qDim, q_stride: Int64(qDim), k: layerK, v: layerV, kv_stride: Int64(hd),
                 out: attn, out_stride: Int64(qDim), n_tokens: Int64(nR), pos0: Int64(position + r0),
                 window: Int64(local ? c.slidingWindow : 0),
                 n_head: Int64(c.headCount), n_head_kv: Int64(c.headCountKV), head_dim: Int64(hd),
-                scale: scalesQueries ? 1 : c.attentionScale, scratch: attentionScratch)
+                scale: scalesQueries ? 1 : c.attentionScale, scratch: attentionScratch, kv_head_stride: Int64(contextLength * hd))
             ra_attention(pool, &params)
             act = prepare(attn, for: layer.output, rows: nR)
             matmul(layer.output, act, rows: nR, into: tmp)

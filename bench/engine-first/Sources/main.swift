@@ -1,13 +1,14 @@
 // engine-bench: prompt (pp) and decode (tg) throughput of the native GGUF engine, like llama-bench.
 //
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
-//   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256]
+//   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 //   --cpu scalar|avx2|avx512|native: run the kernels of that path only (default: the best this CPU has)
 //   --sample: tg through GGUFContext.generate with the default SamplingParameters (seed 1), the token loop
 //             the CLI runs (sampling, detokenizing) instead of decode + argmax (not with --report)
 //
 // --report (used by bench/engine/run.sh, one process per measurement): load time (model + context),
-// RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line.
+// RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line (the tg run
+// starts after `depth` random tokens were evaluated into the cache, in batches of `pp`).
 //
 // pp: `pp` random tokens evaluated as one batch into an empty cache; tg: `tg` tokens decoded one at a
 // time after `depth` random tokens already in the cache (0: an empty cache). Each is repeated `reps`
@@ -78,7 +79,7 @@ if report {
     do {
         let t0 = clock.now
         let model = try GGUFModel(path: path)
-        let context = try GGUFContext(model: model, contextLength: max(ctx, pp, tg + 1), threads: threads, batchSize: pp)
+        let context = try GGUFContext(model: model, contextLength: max(ctx, pp, depth + tg + 1), threads: threads, batchSize: pp)
         let loadSeconds = seconds(clock.now - t0)
         let rssLoad = statusMiB("VmRSS")
         let vocab = Int32(model.vocabularySize)
@@ -90,6 +91,7 @@ if report {
         _ = try context.evaluate(tokens)
         let ppRate = Double(pp) / seconds(clock.now - start)
         context.reset()
+        if depth > 0 { _ = try context.evaluate((0..<depth).map { _ in Int32.random(in: 0..<vocab, using: &rng) }) }
         var token: Int32 = 1
         start = clock.now
         for _ in 0..<tg {

@@ -1,0 +1,167 @@
+// The AVX2/FMA/F16C kernels of attention (ops_attention.c): q·k scores and weighted sums of V rows for groups of
+// query heads that share a kv head, a vector exp for the softmax, rounding to F16. Called only when the calling
+// thread's kernel path has AVX2, FMA and F16C and head_dim % 8 == 0.
+#include "kernels_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <math.h>
+
+// K and V rows (hd halves, kv_stride apart) are read in order. The hardware prefetcher stops at every 4 KiB page (and
+// in the position-major layout each row of a head is in a page of its own), so the kernels prefetch the whole row
+// RA_ATTN_PREFETCH_ROWS positions ahead (4 KiB for head_dim 128 in the engine's head-major cache).
+#define RA_ATTN_PREFETCH_ROWS 16
+
+static inline __attribute__((always_inline)) void ra_attn_prefetch_row(const uint16_t *row, int64_t hd) {
+    for (int64_t i = 0; i < hd; i += 32) _mm_prefetch((const char *)(row + i), _MM_HINT_T0);
+}
+
+__attribute__((target("avx2")))
+static inline float ra_hsum256(__m256 v) {
+    __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
+    s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
+    return _mm_cvtss_f32(s4);
+}
+
+// Scores of G query heads against positions [0, n_kv) of one kv head: each K row is converted once and
+// shared by the G heads (accumulators stay in registers; G is a constant). head_dim % 8 == 0.
+#define RA_ATTN_SCORES(G)                                                                                          \
+    __attribute__((target("avx2,fma,f16c")))                                                                       \
+    static void ra_attn_scores_g##G(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t hd, \
+                                    float scale, float *scores, int64_t ss) {                                      \
+        for (int64_t j = 0; j < n_kv; j++) {                                                                       \
+            const uint16_t *row = k + j * kv_stride;                                                               \
+            ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);                                     \
+            __m256 acc[G];                                                                                         \
+            for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
+            for (int64_t i = 0; i < hd; i += 8) {                                                                  \
+                const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + i)));                    \
+                for (int h = 0; h < G; h++) acc[h] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + h * hd + i), acc[h]); \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++) scores[h * ss + j] = ra_hsum256(acc[h]) * scale;                           \
+        }                                                                                                          \
+    }
+
+// out[h] = sum_j w[h][j] * V[j] for G heads, in slices of 8*S dimensions whose G*S accumulators stay in
+// registers; each V element is converted once per group. head_dim % 8 == 0.
+#define RA_ATTN_VALUES(G, S)                                                                                       \
+    __attribute__((target("avx2,fma,f16c")))                                                                       \
+    static void ra_attn_values_g##G(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w,            \
+                                    int64_t ws, int64_t hd, float *out) {                                          \
+        int64_t i0 = 0;                                                                                            \
+        for (; i0 + 8 * S <= hd; i0 += 8 * S) {                                                                    \
+            __m256 acc[G][S];                                                                                      \
+            for (int h = 0; h < G; h++)                                                                            \
+                for (int s = 0; s < S; s++) acc[h][s] = _mm256_setzero_ps();                                       \
+            for (int64_t j = 0; j < n_kv; j++) {                                                                   \
+                const uint16_t *row = v + j * kv_stride + i0;                                                      \
+                if (i0 == 0) ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);                    \
+                __m256 vv[S];                                                                                      \
+                for (int s = 0; s < S; s++) vv[s] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 8 * s))); \
+                for (int h = 0; h < G; h++) {                                                                      \
+                    const __m256 wb = _mm256_set1_ps(w[h * ws + j]);                                               \
+                    for (int s = 0; s < S; s++) acc[h][s] = _mm256_fmadd_ps(wb, vv[s], acc[h][s]);                 \
+                }                                                                                                  \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++)                                                                            \
+                for (int s = 0; s < S; s++) _mm256_storeu_ps(out + h * hd + i0 + 8 * s, acc[h][s]);                \
+        }                                                                                                          \
+        for (; i0 < hd; i0 += 8) {                                                                                 \
+            __m256 acc[G];                                                                                         \
+            for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
+            for (int64_t j = 0; j < n_kv; j++) {                                                                   \
+                const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + j * kv_stride + i0)));     \
+                for (int h = 0; h < G; h++) acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(w[h * ws + j]), vv, acc[h]);   \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++) _mm256_storeu_ps(out + h * hd + i0, acc[h]);                               \
+        }                                                                                                          \
+    }
+
+RA_ATTN_SCORES(1)
+RA_ATTN_SCORES(2)
+RA_ATTN_SCORES(4)
+RA_ATTN_SCORES(8)
+RA_ATTN_VALUES(1, 4)
+RA_ATTN_VALUES(2, 4)
+RA_ATTN_VALUES(4, 2)
+RA_ATTN_VALUES(8, 1)
+
+/// Scores for any group size: sub-groups of 8, 4, 2, 1 heads.
+void ra_attn_scores_avx2(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,
+                                int64_t hd, float scale, float *scores, int64_t ss) {
+    int64_t h = 0;
+    for (; h + 8 <= group; h += 8) ra_attn_scores_g8(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss);
+    if (h + 4 <= group) { ra_attn_scores_g4(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss); h += 4; }
+    if (h + 2 <= group) { ra_attn_scores_g2(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss); h += 2; }
+    if (h < group) ra_attn_scores_g1(k, kv_stride, n_kv, q + h * hd, hd, scale, scores + h * ss, ss);
+}
+
+/// Weighted sums of V for any group size (out is overwritten).
+void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
+                                int64_t group, int64_t hd, float *out) {
+    int64_t h = 0;
+    for (; h + 8 <= group; h += 8) ra_attn_values_g8(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd);
+    if (h + 4 <= group) { ra_attn_values_g4(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd); h += 4; }
+    if (h + 2 <= group) { ra_attn_values_g2(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd); h += 2; }
+    if (h < group) ra_attn_values_g1(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd);
+}
+
+/// Rounds n floats to F16 precision in place.
+__attribute__((target("avx2,f16c")))
+void ra_round_f16_avx2(float *x, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+    }
+    for (; i < n; i++) x[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(x[i]));
+}
+
+// e^x for 8 lanes: x = k ln2 + r (|r| <= ln2/2, ln2 in two parts), e^r by a degree-6 polynomial, times 2^k built
+// in two halves so that k down to -150 (subnormal results) and up to 128 (inf) come out right (|error| < 2 ulp,
+// the NEON exp4 of ops_neon.c in AVX2).
+__attribute__((target("avx2,fma")))
+static inline __m256 ra_exp8(__m256 x) {
+    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-104.0f)), _mm256_set1_ps(89.0f));
+    const __m256 k = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(k, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(k, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.0f / 720.0f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 120.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 24.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f / 6.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(0.5f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    const __m256i ki = _mm256_cvtps_epi32(k), k1 = _mm256_srai_epi32(ki, 1), k2 = _mm256_sub_epi32(ki, k1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+/// x[i] = e^(x[i] - mx) for i in [0, n); returns the sum in double (as the scalar loop keeps it).
+__attribute__((target("avx2,fma")))
+double ra_exp_sub_avx2(float *x, int64_t n, float mx) {
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    const __m256 m = _mm256_set1_ps(mx);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 e = ra_exp8(_mm256_sub_ps(_mm256_loadu_ps(x + i), m));
+        _mm256_storeu_ps(x + i, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
+    __m256d s = _mm256_add_pd(s0, s1);
+    __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
+    double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    for (; i < n; i++) {
+        x[i] = expf(x[i] - mx);
+        sum += (double)x[i];
+    }
+    return sum;
+}
+
+#endif

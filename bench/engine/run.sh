@@ -118,17 +118,14 @@ for shape in $SHAPES; do
 done
 # Real files, from the same cache as bench/real/run.sh (never inside the repository).
 if [ -n "$REAL" ]; then
-    if [ -d /work/cache ]; then DEFAULT_CACHE=/work/cache/real; else DEFAULT_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/runanywhere-real"; fi
-    REAL_CACHE="${REAL_CACHE:-$DEFAULT_CACHE}"
-    mkdir -p "$REAL_CACHE"
+    source bench/real/cache.sh
     for r in $REAL; do
         case "$r" in
             smollm2) name=smollm2-135m-q4_1 ;;
             gemma3) name=gemma3-270m-q4_k_m ;;
             *) echo "--real takes smollm2 and/or gemma3, not $r" >&2; exit 2 ;;
         esac
-        file="$(python3 bench/real/fetch_models.py "$REAL_CACHE" --only "$r" | awk -v r="$r" '$1 == r { print $2 }')"
-        [ -s "$file" ] || { echo "could not fetch the $r model into $REAL_CACHE" >&2; exit 1; }
+        file="$(real_model "$r")"
         NAMES+=("$name")
         PATHS+=("$file")
     done
@@ -172,7 +169,7 @@ SIZES="$(for i in "${!NAMES[@]}"; do printf '%s %s MiB; ' "${NAMES[$i]}" $(( $(s
 {
     echo "# Engine benchmark: native engine vs llama.cpp"
     echo
-    echo "Reproduce: \`${LLAMA_PYTHON:+LLAMA_PYTHON=$LLAMA_PYTHON }RUNANYWHERE_TESTDATA=/work/shared/testdata bench/engine/run.sh $ARGS\`"
+    echo "Reproduce: \`${LLAMA_PYTHON:+LLAMA_PYTHON=$LLAMA_PYTHON }RUNANYWHERE_TESTDATA=../shared/testdata bench/engine/run.sh $ARGS\`"
     echo
     echo "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit $(git rev-parse --short HEAD); $REPS rounds per row, $MINUTES min of measuring"
     echo "- CPU: $CPU_NAME, $(nproc) cores (flags: ${CPU_FLAGS% }); our kernels pick their SIMD path at run time; llama.cpp: llama-cpp-python $LLAMA_VERSION"

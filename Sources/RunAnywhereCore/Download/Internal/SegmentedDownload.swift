@@ -294,7 +294,9 @@ final class SegmentedDownload: Sendable {
             try pending.drain(store)
         }
 
-        private func store(_ chunk: UnsafeRawBufferPointer) throws {
+        /// Writes `chunk` at ``position``; returns where it went.
+        private func store(_ chunk: UnsafeRawBufferPointer) throws -> Int64 {
+            let at = position
             var done = 0
             do {
                 try download.attempt.write(chunk, to: download.fd, at: position, total: download.total, done: &done)
@@ -304,6 +306,7 @@ final class SegmentedDownload: Sendable {
             }
             record(done)
             try download.keepNearCheckpoint()
+            return at
         }
 
         private func record(_ count: Int) {

@@ -12,34 +12,53 @@ enum FileSystem {
     static func writeAtomically(_ data: Data, to url: URL, mode: mode_t = 0o644, durable: Bool = true) throws {
         let dir = url.deletingLastPathComponent()
         try createDirectory(dir)
-        let tmp = dir.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp")
-        let fd = open(tmp.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
-        guard fd >= 0 else { throw storageError("create \(tmp.path)") }
+        try writeAtomically(data, to: FilePath(url), mode: mode, durable: durable)
+    }
+
+    /// A file's path, its folder's and its name, worked out once for a file rewritten many times (a download's
+    /// journal is, every few MiB) so that each write does no URL work.
+    struct FilePath: Sendable, Hashable {
+        let path: String
+        let folder: String
+        let name: String
+
+        init(_ url: URL) {
+            path = url.path
+            folder = url.deletingLastPathComponent().path
+            name = url.lastPathComponent
+        }
+    }
+
+    /// ``writeAtomically(_:to:mode:durable:)`` into a folder that exists.
+    static func writeAtomically(_ data: Data, to file: FilePath, mode: mode_t = 0o644, durable: Bool = true) throws {
+        let tmp = file.folder + "/.\(file.name).\(getpid()).\(UInt32.random(in: 0 ... .max)).tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw storageError("create \(tmp)") }
         var ok = false
         defer {
-            if !ok { unlink(tmp.path) }
+            if !ok { unlink(tmp) }
         }
         do {
             try data.withUnsafeBytes { raw in
                 var offset = 0
-                while offset < raw.count {
-                    let n = write(fd, raw.baseAddress! + offset, raw.count - offset)
+                while offset < raw.count, let base = raw.baseAddress {
+                    let n = write(fd, base + offset, raw.count - offset)
                     if n < 0 {
                         if errno == EINTR { continue }
-                        throw storageError("write \(url.path)")
+                        throw storageError("write \(file.path)")
                     }
                     offset += n
                 }
             }
-            guard !durable || fsync(fd) == 0 else { throw storageError("fsync \(url.path)") }
+            guard !durable || fsync(fd) == 0 else { throw storageError("fsync \(file.path)") }
         } catch {
             close(fd)
             throw error
         }
         close(fd)
-        guard rename(tmp.path, url.path) == 0 else { throw storageError("rename into \(url.path)") }
+        guard rename(tmp, file.path) == 0 else { throw storageError("rename into \(file.path)") }
         ok = true
-        if durable { syncDirectory(dir) }
+        if durable { syncDirectory(URL(fileURLWithPath: file.folder, isDirectory: true)) }
     }
 
     /// fsync of a directory, so a rename inside it survives a crash.

@@ -251,6 +251,7 @@ final class PartialFileSink: TransferSink {
     var servedFrom: URL?
     private var flushedAt: Int64
     private var request: FileDownloadRequest { attempt.request }
+    private let journalFile: FileSystem.FilePath
     /// Body bytes received but not yet written (never more than a checkpoint interval), gathered in the hasher's
     /// buffers so that it hashes them from memory.
     private var pending: WriteCoalescer
@@ -272,6 +273,7 @@ final class PartialFileSink: TransferSink {
         written = offset
         flushedAt = offset
         startOffset = offset
+        journalFile = FileSystem.FilePath(attempt.request.journalURL)
         total = journal?.totalBytes ?? attempt.request.expectedSize
         // A checksum the server announced for these partial bytes still applies when the resume's answer
         // (a 416, or a 206 from a host that does not repeat the header) carries none.
@@ -339,7 +341,7 @@ final class PartialFileSink: TransferSink {
             goesSegmented = true
             return false
         }
-        try journal?.save(to: request.journalURL)
+        try journal?.save(to: journalFile)
         attempt.tracker.update(bytesDone: written, bytesTotal: total)
         return true
     }
@@ -377,86 +379,24 @@ final class PartialFileSink: TransferSink {
     }
 
     /// Flushes the bytes written so far and records them in the journal, so a later attempt resumes there.
+    /// Runs every ``DownloadPolicy/checkpointBytes`` (512 times per GB by default): paths are worked out once, and the
+    /// partial's presence is checked on the open descriptor.
     func checkpoint() {
-        guard var journal, FileManager.default.fileExists(atPath: request.partialURL.path) else { return }
+        guard var journal, partialStillNamed() else { return }
         guard fdatasync(fd) == 0 else { return }
         journal.bytesWritten = written
         journal.totalBytes = total
-        if (try? journal.save(to: request.journalURL)) != nil {
+        if (try? journal.save(to: journalFile)) != nil {
             self.journal = journal
             flushedAt = written
         }
     }
 }
 
-/// Gathers body bytes into large writes: libcurl hands them over 16 KiB at a time, and a `pwrite` per 16 KiB
-/// costs more in system calls than copying them here first.
-///
-/// Given a ``PrefixHasher`` with a pool of buffers as large as its own, it gathers into the pool's buffers and
-/// hands each one, once written, to the hasher, which hashes it from memory instead of reading the file back.
-/// When the pool is empty (the hasher is behind) it gathers into its own buffer, which the hasher reads back.
-final class WriteCoalescer {
-    private let own: UnsafeMutableRawBufferPointer
-    private var buffer: UnsafeMutableRawBufferPointer
-    /// The hasher's buffer being filled, when `buffer` is one.
-    private var slot: PrefixHasher.Slot?
-    private let hasher: PrefixHasher?
-    /// Bytes gathered and not yet handed on.
-    private(set) var count = 0
-
-    init(capacity: Int, handingTo hasher: PrefixHasher? = nil) {
-        own = .allocate(byteCount: max(1, capacity), alignment: 64)
-        buffer = own
-        self.hasher = hasher?.slotBytes == own.count ? hasher : nil
-        takeSlot()
-    }
-
-    deinit {
-        if let slot { hasher?.giveBack(slot) }
-        own.deallocate()
-    }
-
-    /// Whether the bytes being gathered go to the hasher from memory once written.
-    var isFillingHashersBuffer: Bool { slot != nil }
-
-    /// Adds `bytes`, handing each full buffer (or a large input as it is) to `flush`, which writes it and
-    /// returns the offset of the file it wrote it at.
-    func add(_ bytes: UnsafeRawBufferPointer, flush: (UnsafeRawBufferPointer) throws -> Int64) rethrows {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
-        if count == 0, bytes.count >= buffer.count {
-            _ = try flush(bytes)
-            return
-        }
-        var offset = 0
-        while offset < bytes.count {
-            guard let target = buffer.baseAddress else { return }
-            let n = min(buffer.count - count, bytes.count - offset)
-            (target + count).copyMemory(from: source + offset, byteCount: n)
-            count += n
-            offset += n
-            if count == buffer.count { try drain(flush) }
-        }
-    }
-
-    /// Hands what is gathered to `flush`. The bytes count as handed on even when `flush` throws: it must
-    /// account for what it managed to write, and the rest is fetched again.
-    func drain(_ flush: (UnsafeRawBufferPointer) throws -> Int64) rethrows {
-        let n = count
-        guard n > 0 else { return }
-        count = 0
-        let at = try flush(UnsafeRawBufferPointer(rebasing: buffer[0..<n]))
-        if let hasher, let slot {
-            hasher.handOver(slot, count: n, at: at)
-            self.slot = nil
-            buffer = own
-        }
-        takeSlot()
-    }
-
-    /// Gathers the next bytes into a buffer of the hasher's pool, when one is free.
-    private func takeSlot() {
-        guard slot == nil, let hasher, let next = hasher.borrow() else { return }
-        slot = next
-        buffer = next.buffer
+extension PartialFileSink {
+    /// Whether the partial open as ``fd`` still has a name (it was not deleted under the download).
+    func partialStillNamed() -> Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && info.st_nlink > 0
     }
 }

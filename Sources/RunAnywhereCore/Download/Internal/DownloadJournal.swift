@@ -43,20 +43,25 @@ package struct DownloadJournal: Codable, Sendable, Hashable {
     }
 
     package func save(to url: URL) throws {
+        try save(to: FileSystem.FilePath(url))
+    }
+
+    /// Saves to a path worked out once (a download saves its journal every few MiB).
+    func save(to file: FileSystem.FilePath) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
         // The folder is made before the download starts; gone now means the model was deleted meanwhile.
-        guard FileManager.default.fileExists(atPath: url.deletingLastPathComponent().path) else {
-            throw TransferError.permanent(DownloadAttempt.lostFiles(url.deletingPathExtension().lastPathComponent))
+        guard FileManager.default.fileExists(atPath: file.folder) else {
+            throw TransferError.permanent(DownloadAttempt.lostFiles(String(file.name[..<(file.name.lastIndex(of: ".") ?? file.name.endIndex)])))
         }
         do {
             // Mode 0600, as the manifest: the URL may carry a secret in its query string. Not flushed: a journal lost
             // in a crash leaves the older one, which claims fewer bytes (safe), and checkpoints come every few MiB.
-            try FileSystem.writeAtomically(try encoder.encode(self), to: url, mode: 0o600, durable: false)
+            try FileSystem.writeAtomically(try encoder.encode(self), to: file, mode: 0o600, durable: false)
         } catch let error as RunAnywhereError {
-            throw RunAnywhereError(error.code, "Cannot write the download journal \(url.path): \(error.message)")
+            throw RunAnywhereError(error.code, "Cannot write the download journal \(file.path): \(error.message)")
         } catch {
-            throw RunAnywhereError(.storageFailure, "Cannot write the download journal \(url.path): \(ErrorWords.describe(error))")
+            throw RunAnywhereError(.storageFailure, "Cannot write the download journal \(file.path): \(ErrorWords.describe(error))")
         }
     }
 }

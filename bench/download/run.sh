@@ -114,12 +114,19 @@ kill_resume() {
     printf 'resume\tours-default\t%s\t%s %s %s %s\t%s\n' "$rep" "$killed" "$first" "$second" "$journal_bytes" "$out" >> "$RAW"
 }
 
+# What SHA-256 alone costs here (OpenSSL, 1 MiB blocks; openssl speed counts user CPU time), in bytes per
+# second: measured once per repetition, between the downloads, so the CPU target uses this run's figure.
+sha_speed() {
+    local rate
+    rate="$(openssl speed -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null | awk '$1 == "sha256" { sub(/k$/, "", $2); print $2 * 1000 }')"
+    [ -n "$rate" ] && printf 'sha-speed\topenssl\t%s\t%s\n' "$1" "$rate" >> "$RAW"
+}
+
 mkdir -p bench/results
-# What SHA-256 alone costs here (OpenSSL, 1 MiB blocks), to read the CPU figures against.
-SHA_RATE="$(openssl speed -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null | awk '$1 == "sha256" { sub(/k$/, "", $2); print $2 * 1000 }')"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 for rep in $(seq 1 "$REPS"); do
     echo "repetition $rep of $REPS ..." >&2
+    sha_speed "$rep"
     measure one-connection ours "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --connections 1 --sha256 "$SHA"
     measure one-connection curl "$rep" curl -sS -o "$RUN/big.bin" "$PLAIN_URL/big.bin"
     measure one-connection curl-sha256sum "$rep" sh -c "curl -sS '$PLAIN_URL/big.bin' | sha256sum"
@@ -140,7 +147,7 @@ rm -rf "$RUN"
 python3 bench/download/report.py "$RAW" \
     --size "$SIZE" --parts "${PARTS[*]}" --reps "$REPS" \
     --load "$LOAD_BEFORE / $LOAD_AFTER" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
-    --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores)" \
+    --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores; flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'sha_ni|avx2|avx512f|vaes' | tr '\n' ' ' | sed 's/ $//'))" \
     --nginx "$("$NGINX" -v 2>&1 | cut -d/ -f2)" --curl "$(curl --version | head -1 | cut -d' ' -f2)" \
-    --dir "$BENCH_DIR" --sha-rate "${SHA_RATE:-0}" --wire-rate "$WIRE_RATE" > bench/results/download.md
+    --dir "$BENCH_DIR" --wire-rate "$WIRE_RATE" > bench/results/download.md
 cat bench/results/download.md

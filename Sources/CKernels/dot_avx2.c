@@ -240,13 +240,18 @@ RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int 
 // its quants: SmolLM2's 576-column Q4_1 rows, bench/results/engine-notes.md.)
 enum { B32_ROWS_MAX_BLOCKS = 512 };
 
-// Lanes 0..3: the half at offset 0 (d) of blocks k = 0..3 at a + k · wb; lanes 4..7: the half at offset 2 (m, for the
-// types with a min; part of the block's quants otherwise). k past cnt: block cnt - 1 again.
-RA_AVX2_INLINE __m256 b32_wscales4(const uint8_t *a, const int wb, const int cnt) {
+// The halves at offsets 0 (d) and 2 (m, for the types with a min; part of the block's quants otherwise) of blocks
+// k = 0..3 at a + k · wb as floats d0 m0 d1 m1 d2 m2 d3 m3 (k past cnt: block cnt - 1 again).
+RA_AVX2_INLINE __m256 b32_wscales_dm(const uint8_t *a, const int wb, const int cnt) {
     uint32_t u[4];
     for (int k = 0; k < 4; k++) memcpy(&u[k], a + (k < cnt ? k : cnt - 1) * wb, 4);
     const __m128i v = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128((int)u[0]), (int)u[1], 1), (int)u[2], 2), (int)u[3], 3);
-    return _mm256_permutevar8x32_ps(_mm256_cvtph_ps(v), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+    return _mm256_cvtph_ps(v);
+}
+
+// Lanes 0..3: d of the 4 blocks; lanes 4..7: m (b32_wscales_dm's halves, rearranged).
+RA_AVX2_INLINE __m256 b32_wscales4(const uint8_t *a, const int wb, const int cnt) {
+    return _mm256_permutevar8x32_ps(b32_wscales_dm(a, wb, cnt), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
 }
 
 // The int32 sums of blocks [0, cnt) of weight row a with the activation blocks at b, the signed 4- and 5-bit types
@@ -271,6 +276,54 @@ RA_AVX2_INLINE __m128 rows_b32_group(const uint8_t *a, const uint8_t *b, const f
     return b32_chains(acc, r, cnt);
 }
 
+// Q4_0 and Q4_1 by pairs of blocks: the 16 bytes of quants of blocks k and k+1 in one vector give the low nibbles of
+// both (elements 0..15 of each) with one and, the high ones (16..31) with one shift and one and, against an activation
+// copy laid out to match (per group of 4 blocks, 8 floats of scales in the lane order below). Each int16 lane adds 4
+// products (<= 4 · 15 · 128), so a block's sum is exact before vpmaddwd. Lanes of the 256-bit chains: blocks 0, 0, 2, 2
+// | 1, 1, 3, 3 of the group (the duplicates are the same fmas on the same values, so the 4 chains are dot_b32's).
+typedef struct { uint8_t y[128]; float dx[8], sx[8]; int32_t off[8]; } b32_pair_group;
+
+RA_AVX2_INLINE int b32_paired(const int t) { return t == B32_Q4_0 || t == B32_Q4_1; }
+
+// Group g of the activation row (blocks 4g..4g+3) in the layout of rows_b32_pairs.
+RA_AVX2_INLINE void b32_pair_pack(const uint8_t *X, const float *dx, const float *sx, const int32_t *off, b32_pair_group *g, const int t) {
+    const int xb = b32_xbytes(t), xq = b32_xqs(t);
+    for (int p = 0; p < 2; p++) {
+        const uint8_t *y0 = X + (2 * p) * xb + xq, *y1 = X + (2 * p + 1) * xb + xq;
+        memcpy(g->y + 64 * p, y0, 16);
+        memcpy(g->y + 64 * p + 16, y1, 16);
+        memcpy(g->y + 64 * p + 32, y0 + 16, 16);
+        memcpy(g->y + 64 * p + 48, y1 + 16, 16);
+    }
+    static const int lane_block[8] = {0, 0, 2, 2, 1, 1, 3, 3};
+    for (int l = 0; l < 8; l++) {
+        g->dx[l] = dx[lane_block[l]];
+        g->sx[l] = sx[lane_block[l]];
+        g->off[l] = off[lane_block[l]];
+    }
+}
+
+RA_AVX2_INLINE __m256 rows_b32_pairs(const uint8_t *a, const b32_pair_group *g, __m256 acc, const int t) {
+    const int wb = b32_wbytes(t), qo = t == B32_Q4_1 ? (int)offsetof(blk_q4_1, qs) : (int)offsetof(blk_q4_0, qs);
+    const __m256i m4 = _mm256_set1_epi8(15);
+    __m256i s[2];
+    for (int p = 0; p < 2; p++) {
+        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 2 * p * wb + qo))),
+                                                  _mm_loadu_si128((const __m128i *)(a + (2 * p + 1) * wb + qo)), 1);
+        const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        s[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(g->y + 64 * p))),
+                                _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(g->y + 64 * p + 32))));
+    }
+    const __m256i m = _mm256_madd_epi16(_mm256_hadd_epi16(s[0], s[1]), _mm256_set1_epi16(1));
+    __m256i isum = _mm256_add_epi32(m, _mm256_shuffle_epi32(m, 0xB1));
+    if (b32_offset(t)) isum = _mm256_sub_epi32(isum, _mm256_loadu_si256((const __m256i *)g->off));
+    const __m256 sc = b32_wscales_dm(a, wb, 4);   // d0 m0 d1 m1 d2 m2 d3 m3
+    const __m256 d = _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(0, 0, 4, 4, 2, 2, 6, 6));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_loadu_ps(g->dx)), acc);
+    if (b32_min(t)) acc = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(1, 1, 5, 5, 3, 3, 7, 7)), _mm256_loadu_ps(g->sx), acc);
+    return acc;
+}
+
 RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out, const int t) {
     const uint8_t *W = w, *X = x;
     const int wb = b32_wbytes(t), xb = b32_xbytes(t);
@@ -290,10 +343,21 @@ RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t row
             off[i] = b32_offset(t) * hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)));
         }
     }
+    b32_pair_group pg[b32_paired(t) ? B32_ROWS_MAX_BLOCKS / 4 : 1];
+    if (b32_paired(t))
+        for (int64_t i = 0; i + 4 <= nblk; i += 4) b32_pair_pack(X + i * xb, dx + i, sx + i, off + i, &pg[i / 4], t);
     for (int64_t r = 0; r < rows; r++) {
         const uint8_t *a = W + r * wrow;
         __m128 acc = _mm_setzero_ps();   // lane c: chain c
         int64_t i = 0;
+        if (b32_paired(t)) {
+            __m256 acc8 = _mm256_setzero_ps();
+            for (; i + 4 <= nblk; i += 4) {
+                ra_prefetch_ahead(a + i * wb, 4 * (size_t)wb);
+                acc8 = rows_b32_pairs(a + i * wb, &pg[i / 4], acc8, t);
+            }
+            acc = _mm256_castps256_ps128(_mm256_permutevar8x32_ps(acc8, _mm256_setr_epi32(0, 4, 2, 6, 0, 4, 2, 6)));
+        }
         for (; i + 4 <= nblk; i += 4) {
             ra_prefetch_ahead(a + i * wb, 4 * (size_t)wb);
             acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 4, acc, t);

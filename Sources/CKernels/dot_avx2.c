@@ -238,6 +238,8 @@ RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int 
 // floats once per call; a group of 4 weight blocks gets its scales from one F16C conversion of 4 words (d and m of
 // each block) instead of 8 table look-ups. (A row·vector dot spent about as many instructions on its scales as on
 // its quants: SmolLM2's 576-column Q4_1 rows, bench/results/engine-notes.md.)
+// Rows of up to 512 blocks (16384 columns) take the rows kernel (its per-call tables: ~35 KB of stack); longer ones
+// loop over dot_b32.
 enum { B32_ROWS_MAX_BLOCKS = 512 };
 
 // The halves at offsets 0 (d) and 2 (m, for the types with a min; part of the block's quants otherwise) of blocks

@@ -122,6 +122,7 @@ static int path_tables(int path, const ra_dot_table *t[4]) {
 // Dot functions per path and type, resolved once (the first non-NULL entry from the path down).
 static ra_dot_fn g_dot[RA_PATH_COUNT][RA_DI_COUNT];
 static ra_dot_multi_fn g_multi[RA_PATH_COUNT][RA_DI_COUNT];
+static ra_dot_rows_fn g_rows[RA_PATH_COUNT][RA_DI_COUNT];
 
 static void build_dispatch(void) {
     ra_kernels_init();
@@ -137,36 +138,40 @@ static void build_dispatch(void) {
                 if (t[i]->dot[di]) {
                     g_dot[path][di] = t[i]->dot[di];
                     g_multi[path][di] = t[i]->multi[di];
+                    g_rows[path][di] = t[i]->rows[di];
                     break;
                 }
     }
 }
 
-static inline void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi) {
+// The dot, multi-row and decode-rows kernels of `type` on the current path (rows may be NULL when not wanted).
+static inline void resolve(int type, ra_dot_fn *dot, ra_dot_multi_fn *multi, ra_dot_rows_fn *rows) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, build_dispatch);
     const int di = dot_index(type);
     if (di < 0) {
         *dot = NULL;
         *multi = NULL;
+        if (rows) *rows = NULL;
         return;
     }
     const int path = ra_kernel_path();
     *dot = g_dot[path][di];
     *multi = g_multi[path][di];
+    if (rows) *rows = g_rows[path][di];
 }
 
 ra_vec_dot_fn ra_vec_dot_function(int weight_type) {
     ra_dot_fn dot;
     ra_dot_multi_fn multi;
-    resolve(weight_type, &dot, &multi);
+    resolve(weight_type, &dot, &multi, NULL);
     return dot;
 }
 
 float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_row) {
     ra_dot_fn dot;
     ra_dot_multi_fn multi;
-    resolve(weight_type, &dot, &multi);
+    resolve(weight_type, &dot, &multi, NULL);
     if (!dot || ra_row_bytes(weight_type, n) < 0) return 0.0f;
     return dot(n, w_row, x_row);
 }
@@ -234,14 +239,16 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
                     float *out, int64_t out_stride, int64_t r0, int64_t r1) {
     ra_dot_fn dot;
     ra_dot_multi_fn multi;
-    resolve(weight_type, &dot, &multi);
+    ra_dot_rows_fn rows;
+    resolve(weight_type, &dot, &multi, &rows);
     const int64_t wrow = ra_row_bytes(weight_type, n);
     const int64_t xrow = ra_row_bytes(ra_vec_dot_type(weight_type), n);
     if (!dot || wrow < 0 || xrow < 0 || r1 <= r0 || nb <= 0) return;
     const uint8_t *W = w, *X = x;
     if (nb == 1) {
         // decode: stream the weights once
-        for (int64_t r = r0; r < r1; r++) out[r] = dot(n, W + r * wrow, X);
+        if (rows) rows(n, W + r0 * wrow, wrow, r1 - r0, X, out + r0);
+        else for (int64_t r = r0; r < r1; r++) out[r] = dot(n, W + r * wrow, X);
         return;
     }
 #if defined(__x86_64__)

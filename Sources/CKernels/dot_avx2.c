@@ -138,15 +138,15 @@ RA_AVX2_INLINE float b32_half(const uint8_t *blk, int o) {
     return ra_f16_table[h];
 }
 
-// The 32 quants of weight block blk in element order, as int8 (signed types: q - offset; Q4_1/Q5_1: 0..31).
-RA_AVX2_INLINE __m256i b32_quants(const uint8_t *blk, const int t) {
+// The 32 quants of weight block blk in element order, unsigned (0..15, 0..31; Q8_0: its int8 quants).
+RA_AVX2_INLINE __m256i b32_quants_raw(const uint8_t *blk, const int t) {
     const __m256i b4 = _mm256_set1_epi8(0x10);
     switch (t) {
     case B32_Q8_0: return _mm256_loadu_si256((const __m256i *)((const blk_q8_0 *)(const void *)blk)->qs);
-    case B32_Q4_0: return _mm256_sub_epi8(nibbles32(((const blk_q4_0 *)(const void *)blk)->qs), _mm256_set1_epi8(8));
+    case B32_Q4_0: return nibbles32(((const blk_q4_0 *)(const void *)blk)->qs);
     case B32_Q5_0: {
         const blk_q5_0 *a = (const blk_q5_0 *)(const void *)blk;
-        return _mm256_sub_epi8(_mm256_or_si256(nibbles32(a->qs), _mm256_and_si256(bits_to_bytes(a->qh), b4)), _mm256_set1_epi8(16));
+        return _mm256_or_si256(nibbles32(a->qs), _mm256_and_si256(bits_to_bytes(a->qh), b4));
     }
     case B32_Q4_1: return nibbles32(((const blk_q4_1 *)(const void *)blk)->qs);
     default: {
@@ -155,7 +155,14 @@ RA_AVX2_INLINE __m256i b32_quants(const uint8_t *blk, const int t) {
     }
     }
 }
+// The offset the signed 4- and 5-bit types take off their unsigned quants (0 for the others).
+RA_AVX2_INLINE int b32_offset(const int t) { return t == B32_Q4_0 ? 8 : t == B32_Q5_0 ? 16 : 0; }
 
+// The 32 quants of weight block blk in element order, as int8 (signed types: q - offset; Q4_1/Q5_1: 0..31).
+RA_AVX2_INLINE __m256i b32_quants(const uint8_t *blk, const int t) {
+    const __m256i q = b32_quants_raw(blk, t);
+    return b32_offset(t) ? _mm256_sub_epi8(q, _mm256_set1_epi8((char)b32_offset(t))) : q;
+}
 
 // The int32 sums of 4 vectors of 16 int16 lanes each (pair sums of the 4-bit and 5-bit types, |lane| <= 2 · 31 · 128):
 // lane k = the sum of a, b, c, d (k = 0..3). Sums of up to 8 elements stay in int16 (|.| <= 31744), then one vpmaddwd.
@@ -173,29 +180,37 @@ RA_AVX2_INLINE __m128 b32_halves4(const uint8_t *p, int stride, int o, const int
     return _mm_blend_ps(_mm_blend_ps(h[0], h[1], 2), _mm_blend_ps(h[2], h[3], 8), 12);
 }
 
-// Blocks [i, i + cnt) (cnt <= 4) of a row·vector dot into chains 0..cnt-1 of acc.
-RA_AVX2_INLINE __m128 dot_b32_group(const uint8_t *a, const uint8_t *b, const int cnt, __m128 acc, const int t) {
+// The exact int32 sums of blocks [0, cnt) (cnt <= 4) of a weight row (a) and an activation row (b), in lanes 0..cnt-1.
+RA_AVX2_INLINE __m128i b32_isum4(const uint8_t *a, const uint8_t *b, const int cnt, const int t) {
     const int wb = b32_wbytes(t), xb = b32_xbytes(t), xq = b32_xqs(t);
-    __m128i isum;
+    __m256i p[4];
     if (t == B32_Q8_0) {   // pair sums up to 32512: to int32 at once
-        __m256i p[4];
         for (int k = 0; k < 4; k++)
             p[k] = k < cnt ? dot_s8(b32_quants(a + k * wb, t), _mm256_loadu_si256((const __m256i *)(b + k * xb + xq))) : _mm256_setzero_si256();
-        isum = hsum4_epi32(p[0], p[1], p[2], p[3]);
-    } else {
-        __m256i p[4];
-        for (int k = 0; k < 4; k++) {
-            if (k >= cnt) { p[k] = _mm256_setzero_si256(); continue; }
-            const __m256i q = b32_quants(a + k * wb, t), y = _mm256_loadu_si256((const __m256i *)(b + k * xb + xq));
-            p[k] = b32_min(t) ? _mm256_maddubs_epi16(q, y) : _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(y, q));
-        }
-        isum = hsum4_epi16(p[0], p[1], p[2], p[3]);
+        return hsum4_epi32(p[0], p[1], p[2], p[3]);
     }
-    __m128 r = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(b32_halves4(a, wb, 0, cnt), b32_halves4(b, xb, 0, cnt)), acc);
-    if (b32_min(t)) r = _mm_fmadd_ps(b32_halves4(a, wb, 2, cnt), b32_halves4(b, xb, 2, cnt), r);
+    for (int k = 0; k < 4; k++) {
+        if (k >= cnt) { p[k] = _mm256_setzero_si256(); continue; }
+        const __m256i q = b32_quants(a + k * wb, t), y = _mm256_loadu_si256((const __m256i *)(b + k * xb + xq));
+        p[k] = b32_min(t) ? _mm256_maddubs_epi16(q, y) : _mm256_maddubs_epi16(_mm256_sign_epi8(q, q), _mm256_sign_epi8(y, q));
+    }
+    return hsum4_epi16(p[0], p[1], p[2], p[3]);
+}
+
+// acc with lanes [0, cnt) taken from r (chains past cnt unchanged).
+RA_AVX2_INLINE __m128 b32_chains(__m128 acc, __m128 r, const int cnt) {
     if (cnt == 4) return r;
     const __m128i lane = _mm_setr_epi32(0, 1, 2, 3);
-    return _mm_blendv_ps(acc, r, _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(cnt), lane)));   // chains past cnt unchanged
+    return _mm_blendv_ps(acc, r, _mm_castsi128_ps(_mm_cmpgt_epi32(_mm_set1_epi32(cnt), lane)));
+}
+
+// Blocks [i, i + cnt) (cnt <= 4) of a row·vector dot into chains 0..cnt-1 of acc.
+RA_AVX2_INLINE __m128 dot_b32_group(const uint8_t *a, const uint8_t *b, const int cnt, __m128 acc, const int t) {
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t);
+    const __m128i isum = b32_isum4(a, b, cnt, t);
+    __m128 r = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(b32_halves4(a, wb, 0, cnt), b32_halves4(b, xb, 0, cnt)), acc);
+    if (b32_min(t)) r = _mm_fmadd_ps(b32_halves4(a, wb, 2, cnt), b32_halves4(b, xb, 2, cnt), r);
+    return b32_chains(acc, r, cnt);
 }
 
 RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int t) {
@@ -218,6 +233,152 @@ RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int 
     const __m128 h = _mm_add_ps(acc, _mm_movehdup_ps(acc));
     return _mm_cvtss_f32(_mm_add_ss(h, _mm_movehl_ps(h, h)));
 }
+
+// Decode over many weight rows, in dot_b32's order bit for bit. The activation row's scales (d, and s of Q8_1) become
+// floats once per call; a group of 4 weight blocks gets its scales from one F16C conversion of 4 words (d and m of
+// each block) instead of 8 table look-ups. (A row·vector dot spent about as many instructions on its scales as on
+// its quants: SmolLM2's 576-column Q4_1 rows, bench/results/engine-notes.md.)
+// Rows of up to 512 blocks (16384 columns) take the rows kernel (its per-call tables: ~35 KB of stack); longer ones
+// loop over dot_b32.
+enum { B32_ROWS_MAX_BLOCKS = 512 };
+
+// The halves at offsets 0 (d) and 2 (m, for the types with a min; part of the block's quants otherwise) of blocks
+// k = 0..3 at a + k · wb as floats d0 m0 d1 m1 d2 m2 d3 m3 (k past cnt: block cnt - 1 again).
+RA_AVX2_INLINE __m256 b32_wscales_dm(const uint8_t *a, const int wb, const int cnt) {
+    uint32_t u[4];
+    for (int k = 0; k < 4; k++) memcpy(&u[k], a + (k < cnt ? k : cnt - 1) * wb, 4);
+    const __m128i v = _mm_insert_epi32(_mm_insert_epi32(_mm_insert_epi32(_mm_cvtsi32_si128((int)u[0]), (int)u[1], 1), (int)u[2], 2), (int)u[3], 3);
+    return _mm256_cvtph_ps(v);
+}
+
+// Lanes 0..3: d of the 4 blocks; lanes 4..7: m (b32_wscales_dm's halves, rearranged).
+RA_AVX2_INLINE __m256 b32_wscales4(const uint8_t *a, const int wb, const int cnt) {
+    return _mm256_permutevar8x32_ps(b32_wscales_dm(a, wb, cnt), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+}
+
+// The int32 sums of blocks [0, cnt) of weight row a with the activation blocks at b, the signed 4- and 5-bit types
+// from their unsigned quants: sum (q - o) · y = sum q · y - o · sum y, with o · sum y of each activation block in off
+// (the same exact integers as b32_isum4, two sign operations and a subtraction fewer per block).
+RA_AVX2_INLINE __m128i rows_b32_isum4(const uint8_t *a, const uint8_t *b, const int32_t *off, const int cnt, const int t) {
+    if (!b32_offset(t)) return b32_isum4(a, b, cnt, t);
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t), xq = b32_xqs(t);
+    __m256i p[4];
+    for (int k = 0; k < 4; k++)
+        p[k] = k < cnt ? _mm256_maddubs_epi16(b32_quants_raw(a + k * wb, t), _mm256_loadu_si256((const __m256i *)(b + k * xb + xq)))
+                       : _mm256_setzero_si256();
+    return _mm_sub_epi32(hsum4_epi16(p[0], p[1], p[2], p[3]), _mm_loadu_si128((const __m128i *)off));
+}
+
+RA_AVX2_INLINE __m128 rows_b32_group(const uint8_t *a, const uint8_t *b, const float *dx, const float *sx, const int32_t *off,
+                                     const int cnt, __m128 acc, const int t) {
+    const __m256 sc = b32_wscales4(a, b32_wbytes(t), cnt);
+    const __m128i isum = rows_b32_isum4(a, b, off, cnt, t);
+    __m128 r = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(_mm256_castps256_ps128(sc), _mm_loadu_ps(dx)), acc);
+    if (b32_min(t)) r = _mm_fmadd_ps(_mm256_extractf128_ps(sc, 1), _mm_loadu_ps(sx), r);
+    return b32_chains(acc, r, cnt);
+}
+
+// Q4_0 and Q4_1 by pairs of blocks: the 16 bytes of quants of blocks k and k+1 in one vector give the low nibbles of
+// both (elements 0..15 of each) with one and, the high ones (16..31) with one shift and one and, against an activation
+// copy laid out to match (per group of 4 blocks, 8 floats of scales in the lane order below). Each int16 lane adds 4
+// products (<= 4 · 15 · 128), so a block's sum is exact before vpmaddwd. Lanes of the 256-bit chains: blocks 0, 0, 2, 2
+// | 1, 1, 3, 3 of the group (the duplicates are the same fmas on the same values, so the 4 chains are dot_b32's).
+typedef struct { uint8_t y[128]; float dx[8], sx[8]; int32_t off[8]; } b32_pair_group;
+
+RA_AVX2_INLINE int b32_paired(const int t) { return t == B32_Q4_0 || t == B32_Q4_1; }
+
+// Group g of the activation row (blocks 4g..4g+3) in the layout of rows_b32_pairs.
+RA_AVX2_INLINE void b32_pair_pack(const uint8_t *X, const float *dx, const float *sx, const int32_t *off, b32_pair_group *g, const int t) {
+    const int xb = b32_xbytes(t), xq = b32_xqs(t);
+    for (int p = 0; p < 2; p++) {
+        const uint8_t *y0 = X + (2 * p) * xb + xq, *y1 = X + (2 * p + 1) * xb + xq;
+        memcpy(g->y + 64 * p, y0, 16);
+        memcpy(g->y + 64 * p + 16, y1, 16);
+        memcpy(g->y + 64 * p + 32, y0 + 16, 16);
+        memcpy(g->y + 64 * p + 48, y1 + 16, 16);
+    }
+    static const int lane_block[8] = {0, 0, 2, 2, 1, 1, 3, 3};
+    for (int l = 0; l < 8; l++) {
+        g->dx[l] = dx[lane_block[l]];
+        g->sx[l] = sx[lane_block[l]];
+        g->off[l] = off[lane_block[l]];
+    }
+}
+
+RA_AVX2_INLINE __m256 rows_b32_pairs(const uint8_t *a, const b32_pair_group *g, __m256 acc, const int t) {
+    const int wb = b32_wbytes(t), qo = t == B32_Q4_1 ? (int)offsetof(blk_q4_1, qs) : (int)offsetof(blk_q4_0, qs);
+    const __m256i m4 = _mm256_set1_epi8(15);
+    __m256i s[2];
+    for (int p = 0; p < 2; p++) {
+        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 2 * p * wb + qo))),
+                                                  _mm_loadu_si128((const __m128i *)(a + (2 * p + 1) * wb + qo)), 1);
+        const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        s[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(g->y + 64 * p))),
+                                _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(g->y + 64 * p + 32))));
+    }
+    const __m256i m = _mm256_madd_epi16(_mm256_hadd_epi16(s[0], s[1]), _mm256_set1_epi16(1));
+    __m256i isum = _mm256_add_epi32(m, _mm256_shuffle_epi32(m, 0xB1));
+    if (b32_offset(t)) isum = _mm256_sub_epi32(isum, _mm256_loadu_si256((const __m256i *)g->off));
+    const __m256 sc = b32_wscales_dm(a, wb, 4);   // d0 m0 d1 m1 d2 m2 d3 m3
+    const __m256 d = _mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(0, 0, 4, 4, 2, 2, 6, 6));
+    acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_loadu_ps(g->dx)), acc);
+    if (b32_min(t)) acc = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(sc, _mm256_setr_epi32(1, 1, 5, 5, 3, 3, 7, 7)), _mm256_loadu_ps(g->sx), acc);
+    return acc;
+}
+
+RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out, const int t) {
+    const uint8_t *W = w, *X = x;
+    const int wb = b32_wbytes(t), xb = b32_xbytes(t);
+    const int64_t nblk = n / 32;
+    if (nblk > B32_ROWS_MAX_BLOCKS) {
+        for (int64_t r = 0; r < rows; r++) out[r] = dot_b32(n, W + r * wrow, x, t);
+        return;
+    }
+    float dx[B32_ROWS_MAX_BLOCKS + 4], sx[B32_ROWS_MAX_BLOCKS + 4];
+    int32_t off[B32_ROWS_MAX_BLOCKS + 4];
+    for (int64_t i = 0; i < nblk + 4; i++) {
+        dx[i] = i < nblk ? b32_half(X + i * xb, 0) : 0.0f;
+        sx[i] = i < nblk && b32_min(t) ? b32_half(X + i * xb, 2) : 0.0f;
+        off[i] = 0;
+        if (i < nblk && b32_offset(t)) {
+            const __m256i y = _mm256_loadu_si256((const __m256i *)(X + i * xb + b32_xqs(t)));
+            off[i] = b32_offset(t) * hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)));
+        }
+    }
+    b32_pair_group pg[b32_paired(t) ? B32_ROWS_MAX_BLOCKS / 4 : 1];
+    if (b32_paired(t))
+        for (int64_t i = 0; i + 4 <= nblk; i += 4) b32_pair_pack(X + i * xb, dx + i, sx + i, off + i, &pg[i / 4], t);
+    for (int64_t r = 0; r < rows; r++) {
+        const uint8_t *a = W + r * wrow;
+        __m128 acc = _mm_setzero_ps();   // lane c: chain c
+        int64_t i = 0;
+        if (b32_paired(t)) {
+            __m256 acc8 = _mm256_setzero_ps();
+            for (; i + 4 <= nblk; i += 4) {
+                ra_prefetch_ahead(a + i * wb, 4 * (size_t)wb);
+                acc8 = rows_b32_pairs(a + i * wb, &pg[i / 4], acc8, t);
+            }
+            acc = _mm256_castps256_ps128(_mm256_permutevar8x32_ps(acc8, _mm256_setr_epi32(0, 4, 2, 6, 0, 4, 2, 6)));
+        }
+        for (; i + 4 <= nblk; i += 4) {
+            ra_prefetch_ahead(a + i * wb, 4 * (size_t)wb);
+            acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 4, acc, t);
+        }
+        switch (nblk - i) {
+        case 1: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 1, acc, t); break;
+        case 2: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 2, acc, t); break;
+        case 3: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 3, acc, t); break;
+        default: break;
+        }
+        const __m128 h = _mm_add_ps(acc, _mm_movehdup_ps(acc));
+        out[r] = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehl_ps(h, h)));
+    }
+}
+RA_AVX2 static void rows_q8_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q8_0); }
+RA_AVX2 static void rows_q4_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q4_0); }
+RA_AVX2 static void rows_q5_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q5_0); }
+RA_AVX2 static void rows_q4_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q4_1); }
+RA_AVX2 static void rows_q5_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q5_1); }
 
 RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q8_0); }
 RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q4_0); }
@@ -1088,6 +1249,10 @@ const ra_dot_table ra_dots_avx2 = {
         [RA_DI_F16] = multi_f16, [RA_DI_Q4_0] = multi_q4_0, [RA_DI_Q4_1] = multi_q4_1, [RA_DI_Q5_0] = multi_q5_0,
         [RA_DI_Q5_1] = multi_q5_1, [RA_DI_Q8_0] = multi_q8_0,
         [RA_DI_Q4_K] = multi_q4_k, [RA_DI_Q5_K] = multi_q5_k, [RA_DI_Q6_K] = multi_q6_k,
+    },
+    .rows = {
+        [RA_DI_Q4_0] = rows_q4_0, [RA_DI_Q4_1] = rows_q4_1, [RA_DI_Q5_0] = rows_q5_0, [RA_DI_Q5_1] = rows_q5_1,
+        [RA_DI_Q8_0] = rows_q8_0,
     },
 };
 

@@ -111,9 +111,14 @@ typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t
 enum { RA_DI_F32, RA_DI_F16, RA_DI_BF16, RA_DI_Q4_0, RA_DI_Q4_1, RA_DI_Q5_0, RA_DI_Q5_1, RA_DI_Q8_0,
        RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_COUNT };
 
+// Decode: out[r] = the dot of weight row r (rows of wrow bytes from w) with one activation row, r < rows, bit for bit
+// what the same table's dot gives (a kernel over many rows converts the activation row's scales once per call).
+typedef void (*ra_dot_rows_fn)(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out);
+
 typedef struct {
     ra_dot_fn dot[RA_DI_COUNT];          // NULL: fall back to the next lower path
     ra_dot_multi_fn multi[RA_DI_COUNT];  // NULL: loop over dot
+    ra_dot_rows_fn rows[RA_DI_COUNT];    // NULL: loop over dot
 } ra_dot_table;
 
 extern const ra_dot_table ra_dots_scalar;

@@ -5,7 +5,7 @@
   profile_summary.py PERF_SCRIPT.txt TRANSFORMER_SWIFT
 
 Each sample is put in one class by its innermost frame that says what it is doing (kernel-mode frames are
-skipped to the user frame they interrupted): a row·vector kernel (`dot_*`, by name), attention (`ra_attn_*`),
+skipped to the user frame they interrupted): a row·vector kernel (`dot_*` or the decode rows kernels `rows_*`, by name), attention (`ra_attn_*`),
 activation quantization, the other element-wise ops, the thread pool's hand-off and waits, the benchmark's argmax
 over the vocabulary (its sampling) or, with engine-bench --sample, the sampler and the detokenizer of the token
 loop, the Swift side of a decode step (everything else under `GGUFContext.decode` or `TokenLoop`), or outside
@@ -28,8 +28,8 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     """(class, under the output matrix's call) of one sample; frames innermost first, inlined ones included."""
     syms = [s for s, _ in frames]
     output = any(output_line in src for _, src in frames)
-    # The outermost dot_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8).
-    kernel = next((s for s in reversed(syms) if s.startswith("dot_") and s != "dot_index"), None)
+    # The outermost dot_* or rows_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8, rows_b32).
+    kernel = next((s for s in reversed(syms) if s.startswith(("dot_", "rows_")) and s != "dot_index"), None)
     if kernel:
         return f"kernel {kernel}", output
     if any(s.startswith("ra_attn") for s in syms):

@@ -2,7 +2,8 @@
 # Decode streaming benchmark (bench/kernels/stream.c): GB/s of all 2-D tensors of a GGUF multiplied with one
 # activation row, the weights read from the file mapping as in a decode step. Needs python3 with `gguf`
 # (bench/.venv has it) to list the tensors.
-# Usage: bench/kernels/stream.sh MODEL.gguf [THREADS] [STEPS]
+# Usage: bench/kernels/stream.sh MODEL.gguf [THREADS] [STEPS]   (STREAM_CLOCK=cpu: time the calling thread's CPU time;
+# with THREADS 1, a kernel comparison that a busy machine disturbs less)
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 K="$ROOT/Sources/CKernels"

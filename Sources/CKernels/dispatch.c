@@ -176,28 +176,60 @@ float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_ro
     return dot(n, w_row, x_row);
 }
 
-#if defined(__x86_64__)
-// Per-thread scratch for repacked weight panels and activation sums (the x86 batch kernels), grown on demand
-// and freed when the thread ends.
-static pthread_key_t g_scratch_key;
+// Per-thread scratch, grown on demand and freed when the thread ends: slot 0 for repacked weight panels and
+// activation sums (the x86 batch kernels), slot 1 for the activation scales of a product (ra_thread_side_buffer).
+static pthread_key_t g_scratch_key[2];
 typedef struct { int64_t size; uint8_t data[]; } ra_scratch;
 
 static void scratch_free(void *p) { free(p); }
-static void scratch_key_init(void) { pthread_key_create(&g_scratch_key, scratch_free); }
+static void scratch_key_init(void) {
+    pthread_key_create(&g_scratch_key[0], scratch_free);
+    pthread_key_create(&g_scratch_key[1], scratch_free);
+}
 
-static uint8_t *ra_thread_scratch(int64_t bytes) {
+static uint8_t *ra_thread_scratch_slot(int slot, int64_t bytes) {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
     pthread_once(&once, scratch_key_init);
-    ra_scratch *s = pthread_getspecific(g_scratch_key);
+    ra_scratch *s = pthread_getspecific(g_scratch_key[slot]);
     if (s && s->size >= bytes) return s->data;
     free(s);
     s = malloc(sizeof(ra_scratch) + (size_t)bytes + 64);
-    if (!s) { pthread_setspecific(g_scratch_key, NULL); return NULL; }
+    if (!s) { pthread_setspecific(g_scratch_key[slot], NULL); return NULL; }
     s->size = bytes;
-    pthread_setspecific(g_scratch_key, s);
+    pthread_setspecific(g_scratch_key[slot], s);
     return s->data;
 }
+
+float *ra_thread_side_buffer(int64_t floats) {
+    uint8_t *p = ra_thread_scratch_slot(1, floats * (int64_t)sizeof(float));
+    return p ? (float *)(void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
+}
+
+#if defined(__x86_64__)
+static uint8_t *ra_thread_scratch(int64_t bytes) { return ra_thread_scratch_slot(0, bytes); }
 #endif
+
+/// The 32-element block types, whose AVX2 panels take their activation scales as floats.
+static int ra_is_b32(int weight_type) {
+    return weight_type == RA_Q8_0 || weight_type == RA_Q4_0 || weight_type == RA_Q5_0 || weight_type == RA_Q4_1 || weight_type == RA_Q5_1;
+}
+
+int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
+#if defined(__x86_64__)
+    if (nb > 1 && n % 32 == 0 && ra_is_b32(weight_type) && ra_kernel_path() == RA_PATH_AVX2) return 2 * (n / 32) * nb;
+#else
+    (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
+#endif
+    return 0;
+}
+
+void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
+#if defined(__x86_64__)
+    ra_b32_side_avx2(weight_type, x, n, nb, side);
+#else
+    (void)weight_type; (void)x; (void)n; (void)nb; (void)side;
+#endif
+}
 
 #if defined(__x86_64__)
 // The panel batch kernel for `type` on `path` with this shape, and the scratch it needs in *bytes; NULL when
@@ -237,6 +269,11 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
 
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1) {
+    ra_matmul_rows_side(weight_type, w, n, x, NULL, nb, out, out_stride, r0, r1);
+}
+
+void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                         float *out, int64_t out_stride, int64_t r0, int64_t r1) {
     ra_dot_fn dot;
     ra_dot_multi_fn multi;
     ra_dot_rows_fn rows;
@@ -253,11 +290,16 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
     }
 #if defined(__x86_64__)
     int64_t bytes = 0;
-    const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, ra_kernel_path(), &bytes);
+    const int path = ra_kernel_path();
+    const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, path, &bytes);
     if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && side && path == RA_PATH_AVX2 && ra_is_b32(weight_type) &&
+            ra_matmul_b32_side_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
+#else
+    (void)side;
 #endif
     if (multi) {
         // One weight row against 4 activation rows at a time: each weight block is decoded once per

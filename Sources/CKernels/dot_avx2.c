@@ -1008,9 +1008,46 @@ typedef struct {
 } b32_panel8;
 _Static_assert(sizeof(b32_panel8) % 32 == 0 && sizeof(b32_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "b32_panel8 size");
 
+// Q4_0 and Q4_1 panels of 8 full rows without the per-row unpacking and 8×8 transpose: a block's 16 bytes of nibbles
+// are 4 dwords, dword e holding elements 4e..4e+3 in its low nibbles and 4e+16..4e+19 in its high ones, so a 4×4
+// transpose of dwords (rows r and r + 4 in the two 128-bit lanes) gives quartets e and e + 4 of all 8 rows at once.
+// The scales come as halves through one gather and F16C (exact, as the table lookups of the generic pack).
+RA_AVX2_INLINE void b32_pack_panel8_q4(const uint8_t *W, int64_t wrow, int64_t nblk, void *panel, const int t) {
+    b32_panel8 *p = panel;
+    const int wb = b32_wbytes(t), qs = t == B32_Q4_1 ? 4 : 2;
+    const __m256i low = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(t == B32_Q4_0 ? 8 : 0);
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)wrow));
+    // per 128-bit lane: the low halves of its 4 dwords (d), then the high ones (m)
+    const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                           0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    for (int64_t j = 0; j < nblk; j++) {
+        const uint8_t *a = W + j * wb;
+        __m256i v[4];
+        for (int r = 0; r < 4; r++)
+            v[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(a + r * wrow + qs))),
+                                           _mm_loadu_si128((const __m128i *)(const void *)(a + (r + 4) * wrow + qs)), 1);
+        const __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
+        const __m256i d4[4] = { _mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3) };
+        for (int e = 0; e < 4; e++) {
+            _mm256_store_si256((__m256i *)p[j].q[e], _mm256_sub_epi8(_mm256_and_si256(d4[e], low), off));
+            _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(d4[e], 4), low), off));
+        }
+        const __m256i dm = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(_mm256_i32gather_epi32((const int *)(const void *)a, idx, 1), split),
+                                                    0xD8);   // lanes 0, 2 | 1, 3: 8 d halves, then 8 m halves
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm256_castsi256_si128(dm)));
+        _mm256_store_ps(p[j].m, t == B32_Q4_1 ? _mm256_cvtph_ps(_mm256_extracti128_si256(dm, 1)) : _mm256_setzero_ps());
+    }
+}
+
 RA_AVX2_INLINE void b32_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel, const int t) {
     b32_panel8 *p = panel;
     const int wb = b32_wbytes(t);
+    if ((t == B32_Q4_0 || t == B32_Q4_1) && nrows == PANEL8_ROWS && wrow <= INT32_MAX / 8) {
+        b32_pack_panel8_q4(W, wrow, nblk, panel, t);
+        return;
+    }
     for (int64_t j = 0; j < nblk; j++) {
         __m256i rows[8], cols[8];
         float d[8], m[8];
@@ -1088,22 +1125,36 @@ RA_AVX2_INLINE void b32_panel8_run(int64_t nblk, const void *panel, const uint8_
     }
 }
 
-RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
-                              uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run, const int t) {
-    const int64_t nblk = n / 32;
-    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
-    const uint8_t *X = x;
-    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    b32_panel8 *panel = (b32_panel8 *)(void *)base;
-    float *side = (float *)(void *)(base + nblk * (int64_t)sizeof(b32_panel8));   // per activation row: nblk d, nblk s
+// The activation scales of nb rows as the panels take them: per row nblk d then nblk s (Q8_0: s = 0), as floats.
+// F16C, not ra_f16_table (the same values): ra_matmul_jobs calls this before any kernel has been resolved, and the
+// table is only filled then (a first prompt in a process multiplied with zero scales).
+RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *side, const int t) {
+    const int64_t xrow = nblk * b32_xbytes(t);
     for (int64_t b = 0; b < nb; b++)
         for (int64_t j = 0; j < nblk; j++) {
             const uint8_t *blk = X + b * xrow + j * b32_xbytes(t);
-            side[2 * b * nblk + j] = b32_half(blk, 0);
-            side[2 * b * nblk + nblk + j] = b32_min(t) ? b32_half(blk, 2) : 0.0f;
+            uint16_t h[2];
+            memcpy(h, blk, sizeof h);
+            side[2 * b * nblk + j] = h2f(h[0]);
+            side[2 * b * nblk + nblk + j] = b32_min(t) ? h2f(h[1]) : 0.0f;
         }
-    panel8_matmul(w, wrow, nblk, X, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
+}
+
+// side: the scales of the nb activation rows (b32_side), or NULL to compute them here into the scratch.
+RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
+                              const int t) {
+    const int64_t nblk = n / 32;
+    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    b32_panel8 *panel = (b32_panel8 *)(void *)base;
+    if (!side) {
+        float *own = (float *)(void *)(base + nblk * (int64_t)sizeof(b32_panel8));
+        b32_side(x, nblk, nb, own, t);
+        side = own;
+    }
+    panel8_matmul(w, wrow, nblk, x, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
                   panel, pack, run);
     return 1;
 }
@@ -1119,13 +1170,49 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, int64_t n
     }                                                                                                                  \
     int ra_matmul_##name##_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,    \
                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                     \
-        return b32_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t);   \
+        return b32_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t); \
+    }                                                                                                                  \
+    RA_AVX2 static int name##_side_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb,      \
+                                          float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch,    \
+                                          int64_t scratch_bytes) {                                                     \
+        return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t); \
     }
 RA_B32_BATCH(q8_0, B32_Q8_0)
 RA_B32_BATCH(q4_0, B32_Q4_0)
 RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
+
+static int b32_kind(int weight_type) {
+    switch (weight_type) {
+    case RA_Q8_0: return B32_Q8_0;
+    case RA_Q4_0: return B32_Q4_0;
+    case RA_Q5_0: return B32_Q5_0;
+    case RA_Q4_1: return B32_Q4_1;
+    case RA_Q5_1: return B32_Q5_1;
+    default: return -1;
+    }
+}
+
+RA_AVX2 void ra_b32_side_avx2(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
+    switch (b32_kind(weight_type)) {
+    case B32_Q4_1: case B32_Q5_1: b32_side(x, n / 32, nb, side, B32_Q4_1); break;
+    case B32_Q8_0: case B32_Q4_0: case B32_Q5_0: b32_side(x, n / 32, nb, side, B32_Q8_0); break;
+    default: break;
+    }
+}
+
+RA_AVX2 int ra_matmul_b32_side_avx2(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                            float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    switch (b32_kind(weight_type)) {
+    case B32_Q8_0: return q8_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q4_0: return q4_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q5_0: return q5_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q4_1: return q4_1_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q5_1: return q5_1_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    default: return 0;
+    }
+}
 
 // MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
 //
@@ -1255,5 +1342,54 @@ const ra_dot_table ra_dots_avx2 = {
         [RA_DI_Q8_0] = rows_q8_0,
     },
 };
+
+// MARK: - Activation quantization (Q8_0, Q8_1)
+
+// One block of 32 as quants.c's ra_quant_q8_block, the same bytes: amax over |x| (NaN ignored: vmaxps keeps the
+// accumulator), d = amax / 127, q = x · (127 / amax) rounded to nearest even by vcvtps2dq (exact for |q| <= 127, as the
+// scalar magic-number rounding); returns the sum of the quants.
+RA_AVX2_INLINE int q8_block(const float *x, int8_t *q, float *d_out) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 v[4], m = _mm256_setzero_ps();
+    for (int i = 0; i < 4; i++) {
+        v[i] = _mm256_loadu_ps(x + 8 * i);
+        m = _mm256_max_ps(_mm256_andnot_ps(sign, v[i]), m);
+    }
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    const float amax = _mm_cvtss_f32(h);
+    const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
+    __m256i iq[4];
+    for (int i = 0; i < 4; i++) iq[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
+    const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(iq[0], iq[1]), _mm256_packs_epi32(iq[2], iq[3]));
+    _mm256_storeu_si256((__m256i *)(void *)q, _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+    *d_out = amax / 127.f;
+    return hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(iq[0], iq[1]), _mm256_add_epi32(iq[2], iq[3])));
+}
+
+RA_AVX2 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n) {
+    if (n % 32 != 0) return 0;
+    if (type == RA_Q8_0) {
+        blk_q8_0 *y = dst;
+        for (int64_t i = 0; i < n / 32; i++) {
+            float d;
+            q8_block(x + 32 * i, y[i].qs, &d);
+            y[i].d = ra_fp32_to_fp16(d);
+        }
+        return 1;
+    }
+    if (type == RA_Q8_1) {
+        blk_q8_1 *y = dst;
+        for (int64_t i = 0; i < n / 32; i++) {
+            float d;
+            const int sum = q8_block(x + 32 * i, y[i].qs, &d);
+            y[i].d = ra_fp32_to_fp16(d);
+            y[i].s = ra_fp32_to_fp16(d * (float)sum);
+        }
+        return 1;
+    }
+    return 0;
+}
 
 #endif

@@ -150,6 +150,12 @@ int ra_matmul_q5_1_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The activation scales the 32-element panels take (per row: n/32 d, then n/32 s of Q8_1, 0 for Q8_0), as floats,
+// of nb activation rows in ra_vec_dot_type(weight_type); and the panel product with them given, so a product split
+// in chunks of rows converts them once (ra_matmul_rows_side) instead of once per chunk.
+void ra_b32_side_avx2(int weight_type, const void *x, int64_t n, int64_t nb, float *side);
+int ra_matmul_b32_side_avx2(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                            float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
 // (at most RA_Q4_K_BATCH_PANEL_BYTES) and nb activation sums (at most RA_Q4_K_BATCH_XSUM_BYTES each), plus
 // 16 unpacked rows and alignment.
@@ -206,7 +212,27 @@ void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, con
 void ra_round_f16_avx2(float *x, int64_t n);
 // x[i] = e^(x[i] - mx) over n values (|error| < 2 ulp); returns their sum in double:
 double ra_exp_sub_avx2(float *x, int64_t n, float mx);
+// SwiGLU g[i] = g[i] / (1 + e^-g[i]) * u[i] over [lo, hi) with that exp, and n floats to F16 (F16C):
+void ra_silu_mul_avx2(float *g, const float *u, int64_t lo, int64_t hi);
+// Q8_0 and Q8_1 rows (n a multiple of 32) with the bytes of quants.c's scalar code (dot_avx2.c); 0 for other types:
+int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n);
+void ra_f32_to_f16_row_avx2(const float *x, uint16_t *y, int64_t n);
+/// 1 when the calling thread's kernel path has AVX2, FMA and F16C (the x86 SIMD element-wise ops run).
+static inline int ra_x86_simd_ops(void) {
+    const int path = ra_kernel_path();
+    return path == RA_PATH_AVX2 || path == RA_PATH_AVX512 || path == RA_PATH_AVX512_VNNI;
+}
 #endif
+
+// Batches whose activation scales are converted once per product (ops_matmul.c). ra_matmul_side_floats: how many
+// floats of scales ra_matmul_rows_side takes for this product on the calling thread's path (0: none, pass NULL);
+// ra_matmul_side fills them; ra_thread_side_buffer: the calling thread's buffer for them (grown on demand, NULL when
+// out of memory). ra_matmul_rows_side is ra_matmul_rows with those scales (or NULL) given.
+int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb);
+void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side);
+float *ra_thread_side_buffer(int64_t floats);
+void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                         float *out, int64_t out_stride, int64_t r0, int64_t r1);
 
 // GELU through the F16 table (ops.c): call ra_gelu_table_ready() once before a loop of ra_gelu_lookup; inputs of
 // 10 and above are the caller's (ggml passes them through unrounded).

@@ -222,6 +222,8 @@ static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
     case RA_EW_SILU_MUL:
 #ifdef RA_ARM
         if (c->simd) { ra_neon_silu_mul(y, x, lo, hi); break; }
+#elif defined(__x86_64__)
+        if (c->simd) { ra_silu_mul_avx2(y, x, lo, hi); break; }
 #endif
         for (int64_t i = lo; i < hi; i++) {
             const float g = y[i];
@@ -250,6 +252,8 @@ static void ra_ew(ra_pool *pool, float *y, const float *x, float s, int64_t n, i
     ra_ew_ctx c = { y, x, s, op, 0 };
 #ifdef RA_ARM
     c.simd = ra_neon_ops_enabled();   // the caller's path (pool workers run with the caller's mask)
+#elif defined(__x86_64__)
+    c.simd = ra_x86_simd_ops();
 #endif
     ra_pool_for(pool, n, ra_chunk(pool, n, min_chunk), ra_ew_task, &c);
 }
@@ -275,6 +279,12 @@ void ra_add_bias(float *y, const float *b, int64_t n, int64_t rows) {
 }
 
 void ra_store_f16_rows(const float *src, int64_t src_stride, uint16_t *dst, int64_t dst_stride, int64_t n, int64_t rows) {
+#if defined(__x86_64__)
+    if (ra_x86_simd_ops()) {
+        for (int64_t r = 0; r < rows; r++) ra_f32_to_f16_row_avx2(src + r * src_stride, dst + r * dst_stride, n);
+        return;
+    }
+#endif
     for (int64_t r = 0; r < rows; r++) ra_ops_f32_to_f16_row(src + r * src_stride, dst + r * dst_stride, n);
 }
 

@@ -148,7 +148,11 @@ static void ra_attn_scale_round(int simd, float *x, int64_t n, float f) {
 }
 
 /// n floats of q rounded to F16 precision (q·k multiplies F16 q, as ggml).
-static void ra_attn_round_q(const float *q, float *qh, int64_t n) {
+static void ra_attn_round_q(int simd, const float *q, float *qh, int64_t n) {
+#ifdef RA_X86
+    if (simd) { memcpy(qh, q, (size_t)n * sizeof(float)); ra_round_f16_avx2(qh, n); return; }
+#endif
+    (void)simd;
     for (int64_t i = 0; i < n; i++) qh[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));
 }
 
@@ -189,7 +193,7 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
         int64_t j0 = p->window > 0 ? p->pos0 + t0 - p->window + 1 : 0;
         if (j0 < 0) j0 = 0;
         for (int64_t b = 0; b < nb; b++) {
-            ra_attn_round_q(p->q + (t0 + b) * p->q_stride + g * group * hd, qh + b * group * hd, group * hd);
+            ra_attn_round_q(c->simd, p->q + (t0 + b) * p->q_stride + g * group * hd, qh + b * group * hd, group * hd);
         }
         const uint16_t *kbase = p->k + g * ra_attn_head_stride(p) + j0 * p->kv_stride;
         const uint16_t *vbase = p->v + g * ra_attn_head_stride(p) + j0 * p->kv_stride;
@@ -234,7 +238,7 @@ static void ra_attn_split_scores(const ra_attn_split_ctx *c, int64_t item, int i
     const int64_t hd = p->head_dim, group = c->group, g = item / c->chunks, ch = item % c->chunks;
     const int64_t a = c->j0 + ch * RA_ATTN_CHUNK, n = (c->n_kv - a < RA_ATTN_CHUNK ? c->n_kv - a : RA_ATTN_CHUNK);
     float *qh = c->qh + (int64_t)ith * group * hd;
-    ra_attn_round_q(p->q + g * group * hd, qh, group * hd);
+    ra_attn_round_q(c->simd, p->q + g * group * hd, qh, group * hd);
     float *s = c->scores + g * group * c->n_kv + a;
     ra_attn_scores(c->simd, p->k + g * ra_attn_head_stride(p) + a * p->kv_stride, p->kv_stride, n, qh, group, hd, p->scale, s, c->n_kv);
     for (int64_t h = 0; h < group; h++) {

@@ -142,6 +142,28 @@ static inline __m256 ra_exp8(__m256 x) {
     return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
 }
 
+/// SwiGLU's g[i] = silu(g[i]) * u[i] = g / (1 + e^-g) * u for i in [lo, hi) (ra_silu_mul on the x86 SIMD paths; the
+/// NEON version's formula with this file's vector exp).
+__attribute__((target("avx2,fma")))
+void ra_silu_mul_avx2(float *g, const float *u, int64_t lo, int64_t hi) {
+    const __m256 one = _mm256_set1_ps(1.0f), sign = _mm256_set1_ps(-0.0f);
+    int64_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
+        const __m256 x = _mm256_loadu_ps(g + i);
+        const __m256 e = ra_exp8(_mm256_xor_ps(x, sign));
+        _mm256_storeu_ps(g + i, _mm256_mul_ps(_mm256_div_ps(x, _mm256_add_ps(one, e)), _mm256_loadu_ps(u + i)));
+    }
+    for (; i < hi; i++) g[i] = (g[i] / (1.0f + expf(-g[i]))) * u[i];
+}
+
+/// n floats to F16 (round to nearest even, as ra_ops_f32_to_f16 for every value but NaN payloads).
+__attribute__((target("avx2,f16c")))
+void ra_f32_to_f16_row_avx2(const float *x, uint16_t *y, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm_storeu_si128((__m128i *)(void *)(y + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
+    for (; i < n; i++) y[i] = ra_ops_f32_to_f16(x[i]);
+}
+
 /// x[i] = e^(x[i] - mx) for i in [0, n); returns the sum in double (as the scalar loop keeps it).
 __attribute__((target("avx2,fma")))
 double ra_exp_sub_avx2(float *x, int64_t n, float mx) {

@@ -3,6 +3,7 @@
 // another process does not hold the others up).
 #include "ra_ops.h"
 #include "ckernels.h"
+#include "kernels_internal.h"
 
 #include <stdatomic.h>
 
@@ -30,6 +31,7 @@ typedef struct {
     int count;
     int64_t chunk[RA_MAX_JOBS];      // rows per chunk of each job
     int64_t first[RA_MAX_JOBS + 1];  // index of each job's first chunk; first[count] = total chunks
+    const float *side[RA_MAX_JOBS];  // each job's activation scales as floats (ra_matmul_side), or NULL
 } ra_mm_ctx;
 
 static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
@@ -41,7 +43,7 @@ static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
         const ra_matmul_job *m = &c->jobs[j];
         const int64_t r0 = (k - c->first[j]) * c->chunk[j];
         const int64_t r1 = r0 + c->chunk[j] < m->rows ? r0 + c->chunk[j] : m->rows;
-        ra_matmul_rows(m->weight_type, m->w, m->n, m->x, m->nb, m->out, m->out_stride, r0, r1);
+        ra_matmul_rows_side(m->weight_type, m->w, m->n, m->x, c->side[j], m->nb, m->out, m->out_stride, r0, r1);
     }
 }
 
@@ -63,6 +65,33 @@ static int64_t ra_chunk_rows(const ra_matmul_job *m, int threads) {
     return chunk < 16 ? 16 : chunk;
 }
 
+/// The activation scales of every job that takes them, converted once for all its chunks (jobs with the same
+/// activations share them) into the calling thread's buffer; NULL where a job takes none or on allocation failure.
+static void ra_mm_sides(ra_mm_ctx *c) {
+    int64_t total = 0, need[RA_MAX_JOBS];
+    for (int i = 0; i < c->count; i++) {
+        need[i] = ra_matmul_side_floats(c->jobs[i].weight_type, c->jobs[i].n, c->jobs[i].nb);
+        total += need[i];
+        c->side[i] = NULL;
+    }
+    float *buf = total > 0 ? ra_thread_side_buffer(total) : NULL;
+    if (!buf) return;
+    for (int i = 0; i < c->count; i++) {
+        if (need[i] == 0) continue;
+        const ra_matmul_job *m = &c->jobs[i];
+        const int min = ra_vec_dot_type(m->weight_type) == RA_Q8_1;
+        for (int k = 0; k < i && !c->side[i]; k++) {
+            const ra_matmul_job *o = &c->jobs[k];
+            if (c->side[k] && o->x == m->x && o->n == m->n && o->nb == m->nb && (ra_vec_dot_type(o->weight_type) == RA_Q8_1) == min)
+                c->side[i] = c->side[k];
+        }
+        if (c->side[i]) continue;
+        ra_matmul_side(m->weight_type, m->x, m->n, m->nb, buf);
+        c->side[i] = buf;
+        buf += need[i];
+    }
+}
+
 void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
     while (count > 0) {
         const int n = count < RA_MAX_JOBS ? count : RA_MAX_JOBS;
@@ -77,6 +106,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
             c.first[i + 1] = c.first[i] + (rows + c.chunk[i] - 1) / c.chunk[i];
             work += rows * jobs[i].nb * jobs[i].n;
         }
+        ra_mm_sides(&c);
         ra_pool_for(pool, c.first[n], work < 16384 ? c.first[n] : 1, ra_mm_task, &c);
         jobs += n;
         count -= n;

@@ -4,6 +4,8 @@ import Testing
 extension DotProductTests {
     /// The block types whose batches are bit-identical to the single-row dot on scalar and AVX2.
     static let bitExactBatchTypes = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q6_K]
+    /// The types of 32-element blocks (the AVX2 panels that take the activation scales as floats).
+    static let b32Types = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0]
 
     /// The paths whose batches of `t` sum each activation row in exactly the order of that path's single-row dot:
     /// scalar (it loops the dot) and AVX2 (its multi-row kernels for Q4_0, Q4_1, Q5_0 and Q5_1 keep the dot's
@@ -51,6 +53,44 @@ extension DotProductTests {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+extension DotProductTests {
+    @Test("ra_matmul_jobs over the pool (activation scales converted once per product, shared by jobs on the same activations) equals ra_matmul_rows bit for bit",
+          arguments: b32Types)
+    func jobsShareActivationScales(_ t: KType) throws {
+        var rng = SeededRandom(seed: 7177 + UInt64(t.id))
+        let pool = try #require(ra_pool_create(2))
+        defer { ra_pool_destroy(pool) }
+        // three products of the same activations (as q, k and v), then one of other activations with more columns
+        let shapes = [(rows: 72, n: 160), (rows: 24, n: 160), (rows: 40, n: 160), (rows: 48, n: 320)]
+        let nb = 6
+        let ws = shapes.map { s in (0..<s.rows).flatMap { _ in Kernels.randomWeights(t, s.n, &rng) } }
+        let xa = (0..<nb).flatMap { _ in Kernels.randomActivations(t, 160, &rng) }
+        let xb = (0..<nb).flatMap { _ in Kernels.randomActivations(t, 320, &rng) }
+        // one buffer each for the weights, the activations and the outputs; jobs point into them
+        let wAll = ws.flatMap { $0 }, xAll = xa + xb
+        let wOff = ws.indices.map { i in ws[0..<i].reduce(0) { $0 + $1.count } }
+        let xOff = [0, 0, 0, xa.count]
+        let oOff = shapes.indices.map { i in shapes[0..<i].reduce(0) { $0 + $1.rows * nb } }
+        for path in [KPath.scalar] + KPath.simd {
+            var out = [Float](repeating: .nan, count: shapes.reduce(0) { $0 + $1.rows * nb })
+            path.run {
+                wAll.withUnsafeBytes { w in xAll.withUnsafeBytes { x in out.withUnsafeMutableBufferPointer { o in
+                    let jobs = shapes.indices.map { i in
+                        ra_matmul_job(weight_type: t.id, w: w.baseAddress! + wOff[i], n: Int64(shapes[i].n), rows: Int64(shapes[i].rows),
+                                      x: x.baseAddress! + xOff[i], nb: Int64(nb), out: o.baseAddress! + oOff[i], out_stride: Int64(shapes[i].rows))
+                    }
+                    jobs.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
+                } } }
+            }
+            let outs = shapes.indices.map { i in Array(out[oOff[i]..<(oOff[i] + shapes[i].rows * nb)]) }
+            for (i, s) in shapes.enumerated() {
+                let want = matmulRows(t, s.n, ws[i], i == 3 ? xb : xa, nb: nb, stride: s.rows, 0, s.rows, on: path)
+                #expect(outs[i].map(\.bitPattern) == want.map(\.bitPattern), "\(t) \(path) job \(i)")
             }
         }
     }

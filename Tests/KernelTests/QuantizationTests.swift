@@ -105,6 +105,19 @@ struct QuantizationTests {
         }
     }
 
+    @Test("Q8_0 and Q8_1 activations: every SIMD path writes the scalar path's bytes (ties, zero blocks, -0, tiny and huge scales)")
+    func q8SamePathsBytes() {
+        var x = blocks(2048, seed: 5)
+        for i in 1600..<1664 { x[i] = Float(Int(i % 255) - 127) * 0.5 }   // halves: ties to even
+        x[1700] = -0.0
+        for type in [KType.q8_0, .q8_1] {
+            let want = KPath.scalar.run { Kernels.quantize(type, x) }
+            for path in KPath.simd {
+                #expect(path.run { Kernels.quantize(type, x) } == want, "\(type) on \(path)")
+            }
+        }
+    }
+
     @Test("Q8_0 rounds halves to even, as ggml's x86 CPU backend")
     func q8_0RoundsHalfToEven() {
         var x = [Float](repeating: 0, count: 32)

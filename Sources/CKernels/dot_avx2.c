@@ -680,6 +680,21 @@ RA_AVX2_INLINE void block_heads8(const uint8_t *W, int64_t wrow, int64_t off, in
     // lane order of h[c] is rows 0, 1, 2, 3 | 4, 5, 6, 7
 }
 
+// Prefetch for a panel's packing, which is the first touch of the weights in a batch and waits on memory without it:
+// the blocks it will read about RA_PREFETCH_DISTANCE bytes later, block i + ahead of the 8 rows, or past the row's
+// end the same block of the next panel's rows (the chunk of rows goes on there; a prefetch past the matrix is harmless).
+RA_AVX2_INLINE void panel8_prefetch(const uint8_t *W, int64_t wrow, int64_t nblk, int64_t i, int64_t bb) {
+    const int64_t ahead = (RA_PREFETCH_DISTANCE + PANEL8_ROWS * bb - 1) / (PANEL8_ROWS * bb);
+    const int64_t j = i + ahead;
+    const uintptr_t base = (uintptr_t)W + (uintptr_t)(j < nblk ? j * bb : PANEL8_ROWS * wrow + (j - nblk) * bb);
+#ifndef RA_NO_PREFETCH
+    for (int r = 0; r < PANEL8_ROWS; r++)
+        for (int64_t o = 0; o < bb; o += 64) __builtin_prefetch((const void *)(base + (uintptr_t)(r * wrow + o)), 0, 3);
+#else
+    (void)base;
+#endif
+}
+
 // Repacks rows [0, nrows) (nrows <= 8) of W into ns panel super-blocks; rows past nrows are zero. five: the rows are
 // Q5_K (the same head of d, dmin and 12 bytes of scales and mins; the 5th bit of each quant from qh, as dot_q5_k
 // takes it: bit 2g of a qh byte for the low nibbles of group g, bit 2g + 1 for the high ones), else Q4_K.
@@ -691,6 +706,7 @@ RA_AVX2_INLINE void k4_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, i
     const __m256i k63 = _mm256_set1_epi32(63), k15 = _mm256_set1_epi32(15), k3 = _mm256_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel8 *pi = p + i;
+        panel8_prefetch(W, wrow, ns, i, bb);
         // d, dmin and the 12 bytes of 6-bit scales and mins of all 8 rows at once (as ra_unpack_scales_k4).
         __m256i h[4];
         block_heads8(W, wrow, i * bb, nrows, h);
@@ -1033,6 +1049,7 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel8 *pi = p + i;
+        panel8_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k));
         // the 16 int8 scales of all 8 rows at once; d row by row
         __m256i hd[4];
         block_heads8(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);

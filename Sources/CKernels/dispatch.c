@@ -256,6 +256,11 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
         if (n % 256 != 0) return NULL;
         return vnni ? ra_matmul_q4_k_vnni : panels256 ? ra_matmul_q4_k_avx2 : NULL;
+    case RA_Q5_K:
+        // every x86 path's Q5_K dot sums in one order, which these panels keep (the AVX-512 paths had run the AVX2
+        // multi-row kernel for Q5_K batches)
+        *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
+        return n % 256 == 0 && (vnni || panels256) ? ra_matmul_q5_k_avx2 : NULL;
     case RA_Q6_K:
         // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
         *bytes = RA_Q6_K_BATCH_SCRATCH(n);

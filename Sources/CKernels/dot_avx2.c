@@ -775,7 +775,7 @@ RA_AVX2_INLINE void multi_f16_m(int64_t n, const void *w, const void *x, int64_t
 }
 RA_MULTI_WRAPPERS(multi_f16)
 
-// MARK: - Q4_K batches: panels of 8 weight rows × 4 activation rows
+// MARK: - Q4_K and Q5_K batches: panels of 8 weight rows × 4 activation rows
 //
 // The 256-bit counterpart of the VNNI panels (dot_avx512_impl.h). Each call repacks its weight rows, 8 at a time,
 // into a panel in the thread's scratch: per super-block and group of 4 elements (a quartet), one vector holds
@@ -787,6 +787,7 @@ RA_MULTI_WRAPPERS(multi_f16)
 // float. The mins meet the activation block sums in one vpmaddwd per pair of sub-blocks. Per quartet and
 // activation row that is one broadcast load, one vpmaddubsw and one vpaddw; 4 activation rows per step keep
 // the 4 accumulators of each kind (float, int32, int16) and the weight vector within the 16 registers.
+// Q5_K's panels are the same with the 5th bit in each quant (0..31): half a sub-block per vpmaddwd.
 
 enum { PANEL8_ROWS = 8, PANEL8_GROUP = 4 };
 
@@ -840,16 +841,36 @@ RA_AVX2_INLINE void block_heads8(const uint8_t *W, int64_t wrow, int64_t off, in
     // lane order of h[c] is rows 0, 1, 2, 3 | 4, 5, 6, 7
 }
 
-// Repacks rows [0, nrows) (nrows <= 8) of W into ns panel super-blocks; rows past nrows are zero.
-RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+// Prefetch for a panel's packing, which is the first touch of the weights in a batch and waits on memory without it:
+// the blocks it will read about RA_PREFETCH_DISTANCE bytes later, block i + ahead of the 8 rows, or past the row's
+// end the same block of the next panel's rows (the chunk of rows goes on there; a prefetch past the matrix is harmless).
+RA_AVX2_INLINE void panel8_prefetch(const uint8_t *W, int64_t wrow, int64_t nblk, int64_t i, int64_t bb) {
+    const int64_t ahead = (RA_PREFETCH_DISTANCE + PANEL8_ROWS * bb - 1) / (PANEL8_ROWS * bb);
+    const int64_t j = i + ahead;
+    const uintptr_t base = (uintptr_t)W + (uintptr_t)(j < nblk ? j * bb : PANEL8_ROWS * wrow + (j - nblk) * bb);
+#ifndef RA_NO_PREFETCH
+    for (int r = 0; r < PANEL8_ROWS; r++)
+        for (int64_t o = 0; o < bb; o += 64) __builtin_prefetch((const void *)(base + (uintptr_t)(r * wrow + o)), 0, 3);
+#else
+    (void)base;
+#endif
+}
+
+// Repacks rows [0, nrows) (nrows <= 8) of W into ns panel super-blocks; rows past nrows are zero. five: the rows are
+// Q5_K (the same head of d, dmin and 12 bytes of scales and mins; the 5th bit of each quant from qh, as dot_q5_k
+// takes it: bit 2g of a qh byte for the low nibbles of group g, bit 2g + 1 for the high ones), else Q4_K.
+RA_AVX2_INLINE void k4_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel, const int five) {
     q4_k_panel8 *p = panel;
-    const __m256i m4 = _mm256_set1_epi8(15), lo16 = _mm256_set1_epi32(0xFFFF);
+    const int64_t bb = five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k);
+    const int64_t qs = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs);
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), lo16 = _mm256_set1_epi32(0xFFFF);
     const __m256i k63 = _mm256_set1_epi32(63), k15 = _mm256_set1_epi32(15), k3 = _mm256_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel8 *pi = p + i;
+        panel8_prefetch(W, wrow, ns, i, bb);
         // d, dmin and the 12 bytes of 6-bit scales and mins of all 8 rows at once (as ra_unpack_scales_k4).
         __m256i h[4];
-        block_heads8(W, wrow, i * (int64_t)sizeof(blk_q4_k), nrows, h);
+        block_heads8(W, wrow, i * bb, nrows, h);
         // halves: packus (in-lane) gives d of rows 0..3, dmin 0..3 | d 4..7, dmin 4..7; the permute puts d first
         const __m256i dd = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(h[0], lo16), _mm256_srli_epi32(h[0], 16)), 0xD8);
         _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm256_castsi256_si128(dd)));
@@ -873,10 +894,15 @@ RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
             __m256i lo[8], hi[8], cols[8];
             for (int r = 0; r < PANEL8_ROWS; r++) {
                 if (r >= nrows) { lo[r] = hi[r] = _mm256_setzero_si256(); continue; }
-                const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+                const uint8_t *a = W + r * wrow + i * bb;
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(a + qs + 32 * g));
                 lo[r] = _mm256_and_si256(q, m4);
                 hi[r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                if (five) {
+                    const __m256i qh = _mm256_loadu_si256((const __m256i *)((const blk_q5_k *)(const void *)a)->qh);
+                    lo[r] = _mm256_or_si256(lo[r], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4));
+                    hi[r] = _mm256_or_si256(hi[r], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
+                }
             }
             transpose8x8_epi32(lo, cols);
             for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[16 * g + e], cols[e]);
@@ -884,6 +910,13 @@ RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
             for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], cols[e]);
         }
     }
+}
+
+RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    k4_pack_panel8(W, wrow, ns, nrows, panel, 0);
+}
+RA_AVX2 static void q5_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    k4_pack_panel8(W, wrow, ns, nrows, panel, 1);
 }
 
 // Lanes [0, nr) of v to out (a partial panel at the end of the row range).
@@ -922,11 +955,14 @@ RA_AVX2 static void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, 
     }
 }
 
-// One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr.
-RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
-                                  float *out, int64_t os, int nr, const int nx) {
-    __m256 acc[PANEL8_GROUP];
-    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+// One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr. five (Q5_K): quants 0..31,
+// so a pair sum reaches 2 · 31 · 128 = 7936 and 4 quartets (half a sub-block) are added in int16 before each
+// vpmaddwd; the float order is dot_q5_k's (two accumulators, scales and mins, subtracted at the end).
+RA_AVX2_INLINE void k4_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+                                float *out, int64_t os, int nr, const int nx, const int five) {
+    const int run = five ? 4 : 8;   // quartets added in int16
+    __m256 acc[PANEL8_GROUP], accm[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = accm[k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const q4_k_panel8 *pi = p + i;
         const int8_t *y[PANEL8_GROUP];
@@ -936,18 +972,20 @@ RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
             si[k] = _mm256_setzero_si256();
         }
         for (int j = 0; j < 8; j++) {
-            __m256i s[PANEL8_GROUP];
-            for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
-            for (int e = 0; e < 8; e++) {
-                const __m256i wv = _mm256_load_si256((const __m256i *)pi->q[8 * j + e]);
-                for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi16(s[k], _mm256_maddubs_epi16(wv, bcast4(y[k] + 32 * j + 4 * e)));
-                // Keeps the sums in registers step by step: gcc otherwise reassociates the 8 integer adds, computes
-                // all 32 products of a sub-block first and spills them (gcc 12: 1.55 -> 1.8 GB/s at nb = 32; clang
-                // compiles both forms alike).
-                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
-            }
             const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
-            for (int k = 0; k < nx; k++) si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s[k], sc));
+            for (int e0 = 0; e0 < 8; e0 += run) {
+                __m256i s[PANEL8_GROUP];
+                for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
+                for (int e = e0; e < e0 + run; e++) {
+                    const __m256i wv = _mm256_load_si256((const __m256i *)pi->q[8 * j + e]);
+                    for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi16(s[k], _mm256_maddubs_epi16(wv, bcast4(y[k] + 32 * j + 4 * e)));
+                    // Keeps the sums in registers step by step: gcc otherwise reassociates the integer adds, computes
+                    // all 32 products of a sub-block first and spills them (gcc 12: 1.55 -> 1.8 GB/s at nb = 32; clang
+                    // compiles both forms alike).
+                    for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
+                }
+                for (int k = 0; k < nx; k++) si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s[k], sc));
+            }
         }
         const __m256 d = _mm256_load_ps(pi->d), dmin = _mm256_load_ps(pi->dmin);
         for (int k = 0; k < nx; k++) {
@@ -955,41 +993,64 @@ RA_AVX2_INLINE void q4_k_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
             __m256i mi = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[0]), _mm256_set1_epi32((int)xk->bs[0]));
             for (int q = 1; q < 4; q++)
                 mi = _mm256_add_epi32(mi, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[q]), _mm256_set1_epi32((int)xk->bs[q])));
-            // in float exactly as dot_q4_k: acc = fma(I, d · d_x, acc), then acc = fnmadd(M, dmin · d_x, acc)
             const __m256 dx = _mm256_set1_ps(xk->d);
+            // in float exactly as the type's dot: acc = fma(I, d · d_x, acc), then Q4_K acc = fnmadd(M, dmin · d_x, acc),
+            // Q5_K accm = fma(M, dmin · d_x, accm)
             acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dx), acc[k]);
-            acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), acc[k]);
+            if (five) accm[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), accm[k]);
+            else acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), acc[k]);
         }
     }
-    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, five ? _mm256_sub_ps(acc[k], accm[k]) : acc[k], nr);
 }
 
-RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
-                                    float *out, int64_t os, int nr, int nx) {
+RA_AVX2_INLINE void k4_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,
+                                  float *out, int64_t os, int nr, int nx, const int five) {
     const q4_k_panel8 *p = panel;
-    const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;
-    (void)side_row;   // ns sums per row
+    const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;   // ns sums per activation row
     switch (nx) {
-    case 4: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 4); break;
-    case 3: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 3); break;
-    case 2: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 2); break;
-    default: q4_k_panel8_m(ns, p, x, xs, xsum, out, os, nr, 1); break;
+    case 4: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 4, five); break;
+    case 3: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 3, five); break;
+    case 2: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 2, five); break;
+    default: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 1, five); break;
     }
 }
 
-int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+RA_AVX2 static int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                             int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
+                             const int five) {
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const int64_t wrow = ns * (five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k)), xrow = ns * (int64_t)sizeof(blk_q8_k);
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     q4_k_panel8 *panel = (q4_k_panel8 *)(void *)base;
     ra_q4_k_xsum *xsum = (ra_q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel8));
     ra_q4_k_xsums(X, xrow, ns, nb, xsum);
     panel8_matmul(W, wrow, ns, X, xrow, nb, (const uint8_t *)xsum, ns * (int64_t)sizeof(ra_q4_k_xsum), out, out_stride, r0, r1,
-                  panel, q4_k_pack_panel8, q4_k_panel8_run);
+                  panel, pack, run);
     return 1;
+}
+
+RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side_row;
+    k4_panel8_run(ns, panel, x, xs, side, out, os, nr, nx, 0);
+}
+RA_AVX2 static void q5_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side_row;
+    k4_panel8_run(ns, panel, x, xs, side, out, os, nr, nx, 1);
+}
+
+int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_pack_panel8, q4_k_panel8_run, 0);
+}
+
+int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run, 1);
 }
 
 // MARK: - Batches of the 32-element block types: the same panels of 8 weight rows, one scale per block
@@ -1236,6 +1297,7 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel8 *pi = p + i;
+        panel8_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k));
         // the 16 int8 scales of all 8 rows at once; d row by row
         __m256i hd[4];
         block_heads8(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);

@@ -191,6 +191,10 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 // AVX-512 path without VNNI runs (measured faster there than 512-bit kernels without vpdpbusd).
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Q5_K weights × nb Q8_K activation rows (the same panels and scratch as Q4_K's, dot_avx2.c), in dot_q5_k's order,
+// which every x86 path's Q5_K dot shares: what all x86 paths run for Q5_K batches.
+int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q6_K batch kernel for n columns: a weight panel per super-block plus alignment.
 #define RA_Q6_K_BATCH_PANEL_BYTES 5696
 #define RA_Q6_K_BATCH_SCRATCH(n) ((n) / 256 * RA_Q6_K_BATCH_PANEL_BYTES + 64)

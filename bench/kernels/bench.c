@@ -7,6 +7,9 @@
 // Environment: KBENCH_ONLY=Q8_0,Q4_K (types), KBENCH_NB=8,128 (activation rows; default 1,8,32),
 // KBENCH_CHUNK=16: call ra_matmul_rows on chunks of that many weight rows, as the engine's threads do (a
 // prompt of 128 tokens: chunks of 16-64 rows × nb = 128), instead of once over all rows.
+// KBENCH_SHAPES=3072x1024,1024x3072: weight shapes rows x n (default 1024x1024,3072x1024). KBENCH_PATHS=avx2: only
+// these paths (by ra_kernel_path_name; default every path this CPU runs). Standard output also gives Gmac/s
+// (rows x n x nb multiply-adds per second), the figure to compare across types and batch sizes.
 // KBENCH_TOL=1e-5: exit with status 1 (after all types ran) when any path differs from scalar by more than
 // that (largest |path - scalar| / max|scalar|, per type, shape and batch; a NaN difference counts as infinite).
 // (The correctness check of the NEON kernels is bench/kernels/check.c, run by arm.sh.)
@@ -78,7 +81,18 @@ int main(int argc, char **argv) {
     const char *md_path = argc > 1 ? argv[1] : NULL;
     const int types[] = { RA_Q8_0, RA_Q4_0, RA_Q4_K, RA_Q6_K, RA_F16, RA_Q5_K, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_BF16, RA_F32 };
     const char *names[] = { "Q8_0", "Q4_0", "Q4_K", "Q6_K", "F16", "Q5_K", "Q4_1", "Q5_0", "Q5_1", "BF16", "F32" };
-    const int64_t shapes[][2] = { {1024, 1024}, {3072, 1024} };   // rows x n
+    int64_t shapes[8][2] = { {1024, 1024}, {3072, 1024} };   // rows x n
+    size_t nshapes = 2;
+    if (getenv("KBENCH_SHAPES")) {
+        nshapes = 0;
+        for (char *p = getenv("KBENCH_SHAPES"); *p && nshapes < 8; ) {
+            const long long r = strtoll(p, &p, 10);
+            if (*p != 'x') break;
+            const long long c = strtoll(p + 1, &p, 10);
+            if (r > 0 && c > 0) { shapes[nshapes][0] = r; shapes[nshapes][1] = c; nshapes++; }
+            while (*p == ',') p++;
+        }
+    }
     int64_t batches[8] = { 1, 8, 32 };
     size_t nbatches = 3;
     if (getenv("KBENCH_NB")) {
@@ -97,7 +111,18 @@ int main(int argc, char **argv) {
     // the paths this CPU can run; at most MAXP
     enum { MAXP = 4 };
     kernel_path paths[MAXP];
-    const int npaths = runnable_paths(paths, MAXP);
+    int npaths = runnable_paths(paths, MAXP);
+    if (getenv("KBENCH_PATHS")) {   // keep the named paths only
+        char list[256];
+        snprintf(list, sizeof list, ",%s,", getenv("KBENCH_PATHS"));
+        int kept = 0;
+        for (int p = 0; p < npaths; p++) {
+            char key[32];
+            snprintf(key, sizeof key, ",%s,", ra_kernel_path_name(paths[p].path));
+            if (strstr(list, key)) paths[kept++] = paths[p];
+        }
+        npaths = kept;
+    }
 
     FILE *md = md_path ? fopen(md_path, "w") : NULL;
     if (md) {
@@ -137,7 +162,7 @@ int main(int argc, char **argv) {
             snprintf(list, sizeof list, ",%s,", only);
             if (!strstr(list, key)) continue;
         }
-        for (size_t s = 0; s < 2; s++) {
+        for (size_t s = 0; s < nshapes; s++) {
             const int64_t rows = shapes[s][0], n = shapes[s][1];
             void *w = make_weights(type, rows, n);
             const double wbytes = (double)ra_row_bytes(type, n) * (double)rows;
@@ -185,7 +210,10 @@ int main(int argc, char **argv) {
                     best[p] = wbytes / runs[p][0] / 1e9;
                 }
                 printf("%-5s %4lldx%-4lld nb=%-3lld", names[t], (long long)rows, (long long)n, (long long)nb);
-                for (int p = 0; p < npaths; p++) printf("  %s %6.2f (best %6.2f)", ra_kernel_path_name(paths[p].path), gbs[p], best[p]);
+                const double macs_per_byte = (double)rows * (double)n * (double)nb / wbytes;
+                for (int p = 0; p < npaths; p++)
+                    printf("  %s %6.2f GB/s %6.1f Gmac/s (best %6.1f)", ra_kernel_path_name(paths[p].path), gbs[p], gbs[p] * macs_per_byte,
+                           best[p] * macs_per_byte);
                 printf("  maxrel %.2g", maxrel);
                 if (npaths > 2)
                     for (int p = 1; p < npaths; p++) printf(" (%s %.2g)", ra_kernel_path_name(paths[p].path), rel[p]);

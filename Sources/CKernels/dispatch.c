@@ -235,7 +235,7 @@ void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float
 // The panel batch kernel for `type` on `path` with this shape, and the scratch it needs in *bytes; NULL when
 // there is none (the multi-row or single-row loops of ra_matmul_rows do the batch).
 static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes) {
-    // Without VNNI (AVX2, and AVX-512 F/BW/VL alone) the 256-bit panel kernels of dot_avx2.c do the batches:
+    // Without VNNI (AVX2, and AVX-512 F/BW/VL alone) the 256-bit panel kernels of matmul_avx2_b32.c and matmul_avx2_k.c do the batches:
     // on this machine with VNNI masked they beat the 512-bit ones that lack vpdpbusd (bench/results/kernels.md).
     const int vnni = path == RA_PATH_AVX512_VNNI, panels256 = path == RA_PATH_AVX2 || path == RA_PATH_AVX512;
     switch (type) {

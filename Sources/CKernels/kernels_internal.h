@@ -138,7 +138,7 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c); n a multiple of 32. The
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_b32.c); n a multiple of 32. The
 // other 32-element block types have the same kernels (and scratch) on the AVX2 path.
 int ra_matmul_q4_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
@@ -187,11 +187,11 @@ typedef int (*ra_matmul_batch_fn)(const void *w, int64_t n, const void *x, int64
                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c); also what the
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_k.c); also what the
 // AVX-512 path without VNNI runs (measured faster there than 512-bit kernels without vpdpbusd).
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// Q5_K weights × nb Q8_K activation rows (the same panels and scratch as Q4_K's, dot_avx2.c), in dot_q5_k's order,
+// Q5_K weights × nb Q8_K activation rows (the same panels and scratch as Q4_K's, matmul_avx2_k.c), in dot_q5_k's order,
 // which every x86 path's Q5_K dot shares: what all x86 paths run for Q5_K batches.
 int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
@@ -202,7 +202,7 @@ int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
 int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, dot_avx2.c).
+// The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_k.c).
 int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Attention kernels (ops_attention_avx2.c; head_dim % 8 == 0, AVX2/FMA/F16C). Scores of `group` query rows (q: rows

@@ -5,7 +5,7 @@ import Testing
 @testable import RunAnywhereGGUF
 
 /// The K-quant files of the shared test data (Q4_K_M, Q5_K_M, Q6_K) through the engine's batch kernels: a prompt
-/// evaluated in one batch (every matrix product a panel kernel from 2 activation rows on, dot_avx2.c) must give the
+/// evaluated in one batch (every matrix product a panel kernel from 2 activation rows on, matmul_avx2_k.c) must give the
 /// logits of feeding its tokens one by one (the row·vector dots). On scalar and AVX2 every K type's batch sums in its
 /// dot's order, so the two are bit-identical there; the AVX-512 paths' Q4_K and Q6_K batch kernels sum in their own
 /// order, held to a relative 1e-4.

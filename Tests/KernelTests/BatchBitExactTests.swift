@@ -9,7 +9,7 @@ extension DotProductTests {
 
     /// The paths whose batches of `t` sum each activation row in exactly the order of that path's single-row dot:
     /// scalar (it loops the dot) and AVX2 (all block types: the dot, the multi-row kernels and the 8-row panels add
-    /// exact per-block integer sums with one fma order, dot_avx2.c), and for Q5_K every path (its dots share one
+    /// exact per-block integer sums with one fma order, dot_avx2*.c and matmul_avx2*.c), and for Q5_K every path (its dots share one
     /// order everywhere and every x86 path runs the AVX2 panels for its batches). The other types' AVX-512 batch
     /// kernels sum in their own order (and without VNNI they run the AVX2 panels next to AVX-512 dots).
     static func batchesBitExact(_ t: KType, on path: KPath) -> Bool {

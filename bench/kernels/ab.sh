@@ -18,7 +18,7 @@ mkdir -p "$OUT/before"
 build() {   # build NAME KERNEL_DIR
     K="$2"
     gcc -O3 -fno-math-errno -Wall -Wextra -I "$K/include" -I "$ROOT/Sources/CKernels/include" -o "$OUT/$1" \
-        "$K/quants.c" "$K/dispatch.c" "$K/dot_scalar.c" "$K/dot_avx2.c" "$K/dot_avx512.c" "$K/dot_avx512vnni.c" "$K/dot_neon.c" \
+        "$K"/*.c \
         "$ROOT/bench/kernels/bench.c" -lm -lpthread
 }
 build kb-before "$OUT/before/Sources/CKernels"

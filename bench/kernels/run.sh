@@ -6,8 +6,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 K="$ROOT/Sources/CKernels"
 OUT=$(mktemp -d)
 gcc -O3 -fno-math-errno -Wall -Wextra -I "$K/include" -o "$OUT/kbench" \
-    "$K/quants.c" "$K/dispatch.c" "$K/dot_scalar.c" "$K/dot_avx2.c" "$K/dot_avx512.c" "$K/dot_avx512vnni.c" "$K/dot_neon.c" \
-    "$ROOT/bench/kernels/bench.c" -lm
+    "$K"/*.c \
+    "$ROOT/bench/kernels/bench.c" -lm -lpthread
 mkdir -p "$ROOT/bench/results"
 "$OUT/kbench" "$ROOT/bench/results/kernels.md"
 rm -rf "$OUT"

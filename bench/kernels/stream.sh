@@ -20,7 +20,6 @@ for t in r.tensors:
         print(t.name, int(t.tensor_type), int(t.data_offset), int(t.shape[0]), int(t.shape[1]))
 PYEOF
 gcc -O3 -fno-math-errno -Wall -Wextra -I "$K/include" -o "$OUT/stream" \
-    "$K/quants.c" "$K/dispatch.c" "$K/dot_scalar.c" "$K/dot_avx2.c" "$K/dot_avx512.c" "$K/dot_avx512vnni.c" "$K/dot_neon.c" \
-    "$K/pool.c" "$K/ops.c" "$K/ops_matmul.c" "$K/memory.c" "$ROOT/bench/kernels/stream.c" -lm -lpthread
+    "$K"/*.c "$ROOT/bench/kernels/stream.c" -lm -lpthread
 "$OUT/stream" "$MODEL" "$OUT/tensors.txt" "$THREADS" "$STEPS"
 rm -rf "$OUT"

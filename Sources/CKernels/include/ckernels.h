@@ -10,7 +10,8 @@
 // run time from the CPU's features; ra_set_cpu_features_mask restricts the choice (tests compare every
 // path with the scalar one).
 //
-// Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c,
+// Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c + dot_avx2_k.c (dots, rows,
+// multi-row kernels) and matmul_avx2_b32.c + matmul_avx2_k.c (batch panels),
 // dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dot_neon.c and dot_neon_k.c (+ ops_neon.c for
 // quantization and float ops on aarch64), dispatch.c (CPU features,
 // ra_vec_dot, ra_matmul_rows). All functions are thread-safe; weight and activation rows need only the

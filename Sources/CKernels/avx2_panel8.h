@@ -1,0 +1,101 @@
+// Private to the AVX2 batch kernels (matmul_avx2_k.c, matmul_avx2_b32.c): panels of 8 weight rows × 4 activation
+// rows — repacking weight rows 8 at a time so the 8 int32 lanes are the 8 weight rows (no horizontal sums), and
+// running each panel against every group of 4 activation rows.
+#ifndef RUNANYWHERE_AVX2_PANEL8_H
+#define RUNANYWHERE_AVX2_PANEL8_H
+#include "avx2_internal.h"
+
+#if defined(__x86_64__)
+
+enum { PANEL8_ROWS = 8, PANEL8_GROUP = 4 };
+
+// Transposes an 8 × 8 matrix of 32-bit elements: t[j] lane i = r[i] lane j (4 × 4 blocks inside the 128-bit
+// lanes by unpacks, then the lanes by permutes).
+RA_AVX2_INLINE void transpose8x8_epi32(const __m256i r[8], __m256i t[8]) {
+    __m256i a[8], b[8];
+    for (int i = 0; i < 4; i++) {
+        a[2 * i] = _mm256_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
+        a[2 * i + 1] = _mm256_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
+    }
+    for (int i = 0; i < 2; i++) {   // b[4i + m], 128-bit lane L: column 4L + m of rows 4i..4i+3
+        b[4 * i] = _mm256_unpacklo_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 1] = _mm256_unpackhi_epi64(a[4 * i], a[4 * i + 2]);
+        b[4 * i + 2] = _mm256_unpacklo_epi64(a[4 * i + 1], a[4 * i + 3]);
+        b[4 * i + 3] = _mm256_unpackhi_epi64(a[4 * i + 1], a[4 * i + 3]);
+    }
+    for (int m = 0; m < 4; m++) {
+        t[m] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x20);
+        t[4 + m] = _mm256_permute2x128_si256(b[m], b[4 + m], 0x31);
+    }
+}
+
+// The first 16 bytes at offset off of 8 rows (rows past nrows zero), transposed: h[c] lane r = bytes 4c..4c+3
+// of row r.
+RA_AVX2_INLINE void block_heads8(const uint8_t *W, int64_t wrow, int64_t off, int nrows, __m256i h[4]) {
+    __m128i raw[8];
+    for (int r = 0; r < PANEL8_ROWS; r++)
+        raw[r] = r < nrows ? _mm_loadu_si128((const __m128i *)(W + r * wrow + off)) : _mm_setzero_si128();
+    __m256i v[4];   // rows r (low lane) and r + 4 (high lane)
+    for (int r = 0; r < 4; r++) v[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(raw[r]), raw[r + 4], 1);
+    const __m256i a0 = _mm256_unpacklo_epi32(v[0], v[1]), a1 = _mm256_unpackhi_epi32(v[0], v[1]);
+    const __m256i a2 = _mm256_unpacklo_epi32(v[2], v[3]), a3 = _mm256_unpackhi_epi32(v[2], v[3]);
+    h[0] = _mm256_unpacklo_epi64(a0, a2);
+    h[1] = _mm256_unpackhi_epi64(a0, a2);
+    h[2] = _mm256_unpacklo_epi64(a1, a3);
+    h[3] = _mm256_unpackhi_epi64(a1, a3);
+    // lane order of h[c] is rows 0, 1, 2, 3 | 4, 5, 6, 7
+}
+
+// Prefetch for a panel's packing, which is the first touch of the weights in a batch and waits on memory without it:
+// the blocks it will read about RA_PREFETCH_DISTANCE bytes later, block i + ahead of the 8 rows, or past the row's
+// end the same block of the next panel's rows (the chunk of rows goes on there; a prefetch past the matrix is harmless).
+RA_AVX2_INLINE void panel8_prefetch(const uint8_t *W, int64_t wrow, int64_t nblk, int64_t i, int64_t bb) {
+    const int64_t ahead = (RA_PREFETCH_DISTANCE + PANEL8_ROWS * bb - 1) / (PANEL8_ROWS * bb);
+    const int64_t j = i + ahead;
+    const uintptr_t base = (uintptr_t)W + (uintptr_t)(j < nblk ? j * bb : PANEL8_ROWS * wrow + (j - nblk) * bb);
+#ifndef RA_NO_PREFETCH
+    for (int r = 0; r < PANEL8_ROWS; r++)
+        for (int64_t o = 0; o < bb; o += 64) __builtin_prefetch((const void *)(base + (uintptr_t)(r * wrow + o)), 0, 3);
+#else
+    (void)base;
+#endif
+}
+
+// Lanes [0, nr) of v to out (a partial panel at the end of the row range).
+RA_AVX2_INLINE void store_rows8(float *out, __m256 v, int nr) {
+    if (nr == PANEL8_ROWS) { _mm256_storeu_ps(out, v); return; }
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane), v);
+}
+
+// 4 int8 activations broadcast to every lane.
+RA_AVX2_INLINE __m256i bcast4(const int8_t *y) {
+    int32_t v;
+    memcpy(&v, y, 4);
+    return _mm256_set1_epi32(v);
+}
+
+// Repacks weight rows [0, nrows) (nrows <= 8) of W, nblk blocks each, into a panel; runs a panel against nx (1..4)
+// activation rows xs bytes apart, with side data (per activation row, computed once per call), into out[k * os + r]
+// for rows r < nr.
+typedef void (*panel8_pack_fn)(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel);
+typedef void (*panel8_run_fn)(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                              float *out, int64_t os, int nr, int nx);
+
+// Rows [r0, r1) × nb activation rows: each panel of 8 weight rows is packed once and run against every group of
+// 4 activation rows. side: side_row bytes per activation row (or NULL).
+RA_AVX2 static inline void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                  const uint8_t *side, int64_t side_row, float *out, int64_t os, int64_t r0, int64_t r1,
+                                  void *panel, panel8_pack_fn pack, panel8_run_fn run) {
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL8_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
+        pack(W + p0 * wrow, wrow, nblk, nr, panel);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP);
+            run(nblk, panel, X + b0 * xrow, xrow, side ? side + b0 * side_row : NULL, side_row, out + b0 * os + p0, os, nr, nx);
+        }
+    }
+}
+
+#endif
+#endif

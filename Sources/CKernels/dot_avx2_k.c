@@ -1,0 +1,281 @@
+// AVX2 K-quant dots (decode) and multi-row kernels (short batches): Q4_K, Q5_K and Q6_K against Q8_K activations.
+// Their float orders are the ones the batch panels (matmul_avx2_k.c) keep.
+#include "avx2_internal.h"
+
+#if defined(__x86_64__)
+
+RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) {
+    const blk_q5_k *a = w;
+    const blk_q8_k *b = x;
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
+    // Per super-block integer sums, scaled and accumulated in two scalars (scales, mins) with fma: the
+    // float order of ggml's repacked Q5_K kernels, identical on every path here.
+    float sacc = 0, smin = 0;
+    __m256i pick[8];
+    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
+        const float dy = b[i].d;
+        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), bs2);
+        pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
+        pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
+        smin = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), ra_f16_table[a[i].dmin] * dy, smin);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
+        __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
+        __m256i si = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i hlo = _mm256_slli_epi16(_mm256_and_si256(hq, one), 4);
+            const __m256i hhi = _mm256_slli_epi16(_mm256_and_si256(hq, two), 3);
+            hq = _mm256_srli_epi16(hq, 2);
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), hlo);
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), hhi);
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
+            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
+        }
+        sacc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * dy, sacc);
+    }
+    return sacc - smin;
+}
+
+// Q4_K against up to 4 activation rows (dot_q4_k is this with one row): per super-block each row's exact int32
+// sums of scale · quant · activation (I) and of min · activation block sum (M), then in float
+// acc = fma(I, d · d_x, acc) and acc = fnmadd(M, dmin · d_x, acc), super-block after super-block: the order of the
+// 8-row panel kernel (ra_matmul_q4_k_avx2), whose lanes are weight rows. The 4 rows' sums sit side by side in one
+// vector, so the float work is two fmas per super-block for all of them.
+RA_AVX2_INLINE void q4_k_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf) {
+    const blk_q4_k *a = w;
+    const blk_q8_k *b[4];
+    for (int k = 0; k < nx; k++) b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+    __m128 acc = _mm_setzero_ps();
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        if (pf) ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
+        __m256i si[4];
+        __m128i pm[4];
+        float dx[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++) {
+            si[k] = _mm256_setzero_si256();
+            pm[k] = _mm_setzero_si128();
+        }
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            pm[k] = _mm_madd_epi16(mins, _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+            dx[k] = b[k][i].d;
+        }
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i slo = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 1) + 4 * g)));
+            const __m256i shi = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 3) + 4 * g + 2)));
+            for (int k = 0; k < nx; k++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g));
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g + 32));
+                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), slo);
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), shi);
+                si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
+            }
+        }
+        const __m128 d = _mm_loadu_ps(dx);
+        const __m128i isum = hsum4_epi32(si[0], si[1], si[2], si[3]);
+        const __m128i msum = _mm_hadd_epi32(_mm_hadd_epi32(pm[0], pm[1]), _mm_hadd_epi32(pm[2], pm[3]));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].d]), d), acc);
+        acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(msum), _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].dmin]), d), acc);
+    }
+    float r[4];
+    _mm_storeu_ps(r, acc);
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
+}
+RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    q4_k_rows(n, w, x, xs, out, os, nx, 0);
+}
+RA_MULTI_WRAPPERS(multi_q4_k)
+
+// One activation row (decode), in q4_k_rows' order: per super-block I and M reduced together in one vector, then the
+// two fmas in scalar.
+RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) {
+    const blk_q4_k *a = w;
+    const blk_q8_k *b = x;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    __m256i pick[8];
+    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
+        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
+        __m256i si = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
+            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
+            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
+        }
+        // [I, M] in lanes 0 and 1
+        __m128i t = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(si), _mm256_extracti128_si256(si, 1)), pm);
+        t = _mm_hadd_epi32(t, t);
+        const __m128 f = _mm_cvtepi32_ps(t);
+        const float dy = b[i].d;
+        acc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dy, acc);
+        acc = __builtin_fmaf(-_mm_cvtss_f32(_mm_movehdup_ps(f)), ra_f16_table[a[i].dmin] * dy, acc);
+    }
+    return acc;
+}
+
+RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    const blk_q5_k *a = w;
+    const blk_q8_k *b[4];
+    // as dot_q5_k, with the four activation rows' scalar accumulators side by side in one vector
+    __m128 sacc = _mm_setzero_ps(), smin = _mm_setzero_ps();
+    for (int k = 0; k < nx; k++) {
+        b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+    }
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        uint32_t u[4];
+        ra_unpack_scales_k4_words(a[i].scales, u);
+        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));
+        const __m128i mins = _mm256_extracti128_si256(sm16, 1);
+        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));
+        const float dw = ra_f16_table[a[i].d], dmin = ra_f16_table[a[i].dmin];
+        float fd[4] = {0, 0, 0, 0}, fm[4] = {0, 0, 0, 0};
+        __m128i pm[4];
+        __m256i si[4];
+        for (int k = 0; k < 4; k++) {
+            pm[k] = _mm_setzero_si128();
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int k = 0; k < nx; k++) {
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+            pm[k] = _mm_madd_epi16(mins, bs2);
+            fd[k] = dw * b[k][i].d;
+            fm[k] = dmin * b[k][i].d;
+        }
+        const __m128i msum = _mm_hadd_epi32(_mm_hadd_epi32(pm[0], pm[1]), _mm_hadd_epi32(pm[2], pm[3]));
+        smin = _mm_fmadd_ps(_mm_cvtepi32_ps(msum), _mm_loadu_ps(fm), smin);
+        __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
+        for (int g = 0; g < 4; g++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
+            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), _mm256_slli_epi16(_mm256_and_si256(hq, one), 4));
+            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), _mm256_slli_epi16(_mm256_and_si256(hq, two), 3));
+            hq = _mm256_srli_epi16(hq, 2);
+            const __m256i slo = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 1) + 4 * g)));
+            const __m256i shi = _mm256_shuffle_epi8(sc2, _mm256_set1_epi16((short)(0x0100 * (4 * g + 3) + 4 * g + 2)));
+            for (int k = 0; k < nx; k++) {
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g));
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 64 * g + 32));
+                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), slo);
+                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), shi);
+                si[k] = _mm256_add_epi32(si[k], _mm256_add_epi32(p0, p1));
+            }
+        }
+        __m128i q4[4];
+        for (int k = 0; k < 4; k++) q4[k] = _mm_add_epi32(_mm256_castsi256_si128(si[k]), _mm256_extracti128_si256(si[k], 1));
+        const __m128i isum = _mm_hadd_epi32(_mm_hadd_epi32(q4[0], q4[1]), _mm_hadd_epi32(q4[2], q4[3]));
+        sacc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_loadu_ps(fd), sacc);
+    }
+    float r[4];
+    _mm_storeu_ps(r, _mm_sub_ps(sacc, smin));
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
+}
+RA_MULTI_WRAPPERS(multi_q5_k)
+
+// Q6_K against up to 4 activation rows (dot_q6_k is this with one row): per super-block each row's exact int32 sum
+// (the offset 32 included), then acc = fma(sum, d · d_x, acc) in float, super-block after super-block: the order of
+// the 8-row panel kernel (ra_matmul_q6_k_avx2). The 4 rows' sums sit side by side in one vector for one fma.
+RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf) {
+    const blk_q6_k *a = w;
+    const blk_q8_k *b[4];
+    for (int k = 0; k < nx; k++) b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
+    __m128 acc = _mm_setzero_ps();
+    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
+    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        if (pf) ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        __m256i si[4];
+        float dx[4] = {0, 0, 0, 0};
+        for (int k = 0; k < 4; k++) si[k] = _mm256_setzero_si256();
+        for (int k = 0; k < nx; k++) {
+            // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[k][i].bsums));
+            si[k] = _mm256_sub_epi32(si[k], _mm256_slli_epi32(corr, 5));
+            dx[k] = b[k][i].d;
+        }
+        for (int h = 0; h < 2; h++) {
+            __m256i q[4];
+            q6_k_quants(a + i, h, q);
+            for (int c = 0; c < 4; c++) {   // scales 2c' (first 16 elements) and 2c'+1 (next 16), c' = 4h + c
+                const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + c)), pick);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i p = _mm256_maddubs_epi16(q[c], _mm256_loadu_si256((const __m256i *)(b[k][i].qs + 128 * h + 32 * c)));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(p, s));
+                }
+            }
+        }
+        const __m128 d = _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].d]), _mm_loadu_ps(dx));
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(si[0], si[1], si[2], si[3])), d, acc);
+    }
+    float r[4];
+    _mm_storeu_ps(r, acc);
+    for (int k = 0; k < nx; k++) out[k * os] = r[k];
+}
+RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    q6_k_rows(n, w, x, xs, out, os, nx, 0);
+}
+RA_MULTI_WRAPPERS(multi_q6_k)
+
+// One activation row (decode), in q6_k_rows' order: per super-block the int32 sum, then one scalar fma.
+RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) {
+    const blk_q6_k *a = w;
+    const blk_q8_k *b = x;
+    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
+    const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
+                                          2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
+        // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
+        const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
+        __m256i si = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        for (int h = 0; h < 2; h++) {
+            __m256i q[4];
+            q6_k_quants(a + i, h, q);
+            const int8_t *y = b[i].qs + 128 * h;
+            for (int k = 0; k < 4; k++) {
+                const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
+                const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
+                si = _mm256_add_epi32(si, _mm256_madd_epi16(p, sc));
+            }
+        }
+        acc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * b[i].d, acc);
+    }
+    return acc;
+}
+
+#endif

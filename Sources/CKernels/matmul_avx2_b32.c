@@ -1,0 +1,227 @@
+#include "avx2_panel8.h"
+
+#if defined(__x86_64__)
+
+// MARK: - Batches of the 32-element block types: the same panels of 8 weight rows, one scale per block
+//
+// Per block, 8 vectors of quartets (the quants as b32_quants gives them, int8) and the 8 rows' d (and m). vpmaddubsw
+// needs an unsigned operand: for the signed types the step takes |w| and gives each broadcast activation the sign of
+// the weight it meets (|w| · sign(w)·x, exact since Q8_0 activations are never -128); Q4_1/Q5_1 quants are unsigned
+// already. A Q8_0 pair sum reaches 2 · 128 · 127 = 32512, so each goes to int32 at once (vpmaddwd with ones); the
+// others are added in int16 first (Q4_0, Q5_0, Q4_1: 8 quartets, at most 8 · 2 · 16 · 127 = 32512; Q5_1: 4
+// quartets, 4 · 2 · 31 · 127 = 31496). The block's int32 sum goes to its chain as in dot_b32. 4 activation rows per
+// step, as for Q4_K.
+
+typedef struct {
+    int8_t q[8][32];   // q[e] byte 4r + t = quant of row r, element 4e + t
+    float dw[8], m[8];
+} b32_panel8;
+_Static_assert(sizeof(b32_panel8) % 32 == 0 && sizeof(b32_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "b32_panel8 size");
+
+// Q4_0 and Q4_1 panels of 8 full rows without the per-row unpacking and 8×8 transpose: a block's 16 bytes of nibbles
+// are 4 dwords, dword e holding elements 4e..4e+3 in its low nibbles and 4e+16..4e+19 in its high ones, so a 4×4
+// transpose of dwords (rows r and r + 4 in the two 128-bit lanes) gives quartets e and e + 4 of all 8 rows at once.
+// The scales come as halves through one gather and F16C (exact, as the table lookups of the generic pack).
+RA_AVX2_INLINE void b32_pack_panel8_q4(const uint8_t *W, int64_t wrow, int64_t nblk, void *panel, const int t) {
+    b32_panel8 *p = panel;
+    const int wb = b32_wbytes(t), qs = t == B32_Q4_1 ? 4 : 2;
+    const __m256i low = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8(t == B32_Q4_0 ? 8 : 0);
+    const __m256i idx = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32((int)wrow));
+    // per 128-bit lane: the low halves of its 4 dwords (d), then the high ones (m)
+    const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                           0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    for (int64_t j = 0; j < nblk; j++) {
+        const uint8_t *a = W + j * wb;
+        __m256i v[4];
+        for (int r = 0; r < 4; r++)
+            v[r] = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(a + r * wrow + qs))),
+                                           _mm_loadu_si128((const __m128i *)(const void *)(a + (r + 4) * wrow + qs)), 1);
+        const __m256i t0 = _mm256_unpacklo_epi32(v[0], v[1]), t1 = _mm256_unpackhi_epi32(v[0], v[1]);
+        const __m256i t2 = _mm256_unpacklo_epi32(v[2], v[3]), t3 = _mm256_unpackhi_epi32(v[2], v[3]);
+        const __m256i d4[4] = { _mm256_unpacklo_epi64(t0, t2), _mm256_unpackhi_epi64(t0, t2),
+                                _mm256_unpacklo_epi64(t1, t3), _mm256_unpackhi_epi64(t1, t3) };
+        for (int e = 0; e < 4; e++) {
+            _mm256_store_si256((__m256i *)p[j].q[e], _mm256_sub_epi8(_mm256_and_si256(d4[e], low), off));
+            _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_sub_epi8(_mm256_and_si256(_mm256_srli_epi16(d4[e], 4), low), off));
+        }
+        const __m256i dm = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(_mm256_i32gather_epi32((const int *)(const void *)a, idx, 1), split),
+                                                    0xD8);   // lanes 0, 2 | 1, 3: 8 d halves, then 8 m halves
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm256_castsi256_si128(dm)));
+        _mm256_store_ps(p[j].m, t == B32_Q4_1 ? _mm256_cvtph_ps(_mm256_extracti128_si256(dm, 1)) : _mm256_setzero_ps());
+    }
+}
+
+RA_AVX2_INLINE void b32_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel, const int t) {
+    b32_panel8 *p = panel;
+    const int wb = b32_wbytes(t);
+    if ((t == B32_Q4_0 || t == B32_Q4_1) && nrows == PANEL8_ROWS && wrow <= INT32_MAX / 8) {
+        b32_pack_panel8_q4(W, wrow, nblk, panel, t);
+        return;
+    }
+    for (int64_t j = 0; j < nblk; j++) {
+        __m256i rows[8], cols[8];
+        float d[8], m[8];
+        for (int r = 0; r < PANEL8_ROWS; r++) {
+            if (r >= nrows) {
+                rows[r] = _mm256_setzero_si256();
+                d[r] = m[r] = 0;
+                continue;
+            }
+            const uint8_t *a = W + r * wrow + j * wb;
+            rows[r] = b32_quants(a, t);
+            d[r] = b32_half(a, 0);
+            m[r] = b32_min(t) ? b32_half(a, 2) : 0.0f;
+        }
+        transpose8x8_epi32(rows, cols);
+        for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[e], cols[e]);
+        _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
+        _mm256_store_ps(p[j].m, _mm256_loadu_ps(m));
+    }
+}
+
+// One panel × nx (1..4) activation rows xs bytes apart (side: per row nblk d then nblk s, as floats).
+RA_AVX2_INLINE void b32_panel8_m(int64_t nblk, const b32_panel8 *p, const uint8_t *x, int64_t xs, const float *side,
+                                 float *out, int64_t os, int nr, const int nx, const int t) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int xb = b32_xbytes(t), xq = b32_xqs(t);
+    const int run = t == B32_Q8_0 ? 1 : t == B32_Q5_1 ? 4 : 8;   // quartets added in int16
+    __m256 acc[PANEL8_GROUP][4];   // dot_b32's 4 chains (block j into chain j mod 4) per activation row
+    for (int k = 0; k < nx; k++)
+        for (int c = 0; c < 4; c++) acc[k][c] = _mm256_setzero_ps();
+    for (int64_t j = 0; j < nblk; j++) {
+        const int c = (int)(j & 3);
+        const b32_panel8 *pj = p + j;
+        __m256i s[PANEL8_GROUP];
+        const int8_t *y[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            s[k] = _mm256_setzero_si256();
+            y[k] = (const int8_t *)(x + k * xs + j * xb + xq);
+        }
+        for (int e0 = 0; e0 < 8; e0 += run) {
+            __m256i s16[PANEL8_GROUP];
+            for (int k = 0; k < nx; k++) s16[k] = _mm256_setzero_si256();
+            for (int e = e0; e < e0 + run; e++) {
+                const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
+                const __m256i aw = b32_min(t) ? wv : _mm256_sign_epi8(wv, wv);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i yv = b32_min(t) ? bcast4(y[k] + 4 * e) : _mm256_sign_epi8(bcast4(y[k] + 4 * e), wv);
+                    s16[k] = _mm256_add_epi16(s16[k], _mm256_maddubs_epi16(aw, yv));
+                }
+                // (keeps gcc from reassociating the int16 adds and spilling the products, as in q4_k_panel8_m)
+                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s16[k]));
+            }
+            for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(s16[k], ones));
+        }
+        const __m256 dw = _mm256_load_ps(pj->dw);
+        for (int k = 0; k < nx; k++) {
+            const float *sk = side + 2 * k * nblk;
+            acc[k][c] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(sk + j)), acc[k][c]);
+            if (b32_min(t)) acc[k][c] = _mm256_fmadd_ps(_mm256_load_ps(pj->m), _mm256_broadcast_ss(sk + nblk + j), acc[k][c]);
+        }
+    }
+    for (int k = 0; k < nx; k++)
+        store_rows8(out + k * os, _mm256_add_ps(_mm256_add_ps(acc[k][0], acc[k][1]), _mm256_add_ps(acc[k][2], acc[k][3])), nr);
+}
+
+RA_AVX2_INLINE void b32_panel8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,
+                                   float *out, int64_t os, int nr, int nx, const int t) {
+    const b32_panel8 *p = panel;
+    const float *sd = (const float *)(const void *)side;
+    switch (nx) {
+    case 4: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 4, t); break;
+    case 3: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 3, t); break;
+    case 2: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 2, t); break;
+    default: b32_panel8_m(nblk, p, x, xs, sd, out, os, nr, 1, t); break;
+    }
+}
+
+// The activation scales of nb rows as the panels take them: per row nblk d then nblk s (Q8_0: s = 0), as floats.
+// F16C, not ra_f16_table (the same values): ra_matmul_jobs calls this before any kernel has been resolved, and the
+// table is only filled then (a first prompt in a process multiplied with zero scales).
+RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *side, const int t) {
+    const int64_t xrow = nblk * b32_xbytes(t);
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t j = 0; j < nblk; j++) {
+            const uint8_t *blk = X + b * xrow + j * b32_xbytes(t);
+            uint16_t h[2];
+            memcpy(h, blk, sizeof h);
+            side[2 * b * nblk + j] = h2f(h[0]);
+            side[2 * b * nblk + nblk + j] = b32_min(t) ? h2f(h[1]) : 0.0f;
+        }
+}
+
+// side: the scales of the nb activation rows (b32_side), or NULL to compute them here into the scratch.
+RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
+                              const int t) {
+    const int64_t nblk = n / 32;
+    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    b32_panel8 *panel = (b32_panel8 *)(void *)base;
+    if (!side) {
+        float *own = (float *)(void *)(base + nblk * (int64_t)sizeof(b32_panel8));
+        b32_side(x, nblk, nb, own, t);
+        side = own;
+    }
+    panel8_matmul(w, wrow, nblk, x, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
+                  panel, pack, run);
+    return 1;
+}
+
+#define RA_B32_BATCH(name, t)                                                                                          \
+    RA_AVX2 static void name##_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {            \
+        b32_pack_panel8(W, wrow, nblk, nrows, panel, t);                                                               \
+    }                                                                                                                  \
+    RA_AVX2 static void name##_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,  \
+                                   int64_t side_row, float *out, int64_t os, int nr, int nx) {                         \
+        (void)side_row;                                                                                                \
+        b32_panel8_run(nblk, panel, x, xs, side, out, os, nr, nx, t);                                                  \
+    }                                                                                                                  \
+    int ra_matmul_##name##_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,    \
+                                int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                     \
+        return b32_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t); \
+    }                                                                                                                  \
+    RA_AVX2 static int name##_side_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb,      \
+                                          float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch,    \
+                                          int64_t scratch_bytes) {                                                     \
+        return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t); \
+    }
+RA_B32_BATCH(q8_0, B32_Q8_0)
+RA_B32_BATCH(q4_0, B32_Q4_0)
+RA_B32_BATCH(q5_0, B32_Q5_0)
+RA_B32_BATCH(q4_1, B32_Q4_1)
+RA_B32_BATCH(q5_1, B32_Q5_1)
+
+static int b32_kind(int weight_type) {
+    switch (weight_type) {
+    case RA_Q8_0: return B32_Q8_0;
+    case RA_Q4_0: return B32_Q4_0;
+    case RA_Q5_0: return B32_Q5_0;
+    case RA_Q4_1: return B32_Q4_1;
+    case RA_Q5_1: return B32_Q5_1;
+    default: return -1;
+    }
+}
+
+RA_AVX2 void ra_b32_side_avx2(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
+    switch (b32_kind(weight_type)) {
+    case B32_Q4_1: case B32_Q5_1: b32_side(x, n / 32, nb, side, B32_Q4_1); break;
+    case B32_Q8_0: case B32_Q4_0: case B32_Q5_0: b32_side(x, n / 32, nb, side, B32_Q8_0); break;
+    default: break;
+    }
+}
+
+RA_AVX2 int ra_matmul_b32_side_avx2(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                            float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    switch (b32_kind(weight_type)) {
+    case B32_Q8_0: return q8_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q4_0: return q4_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q5_0: return q5_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q4_1: return q4_1_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q5_1: return q5_1_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    default: return 0;
+    }
+}
+
+#endif

@@ -1,0 +1,307 @@
+#include "avx2_panel8.h"
+
+#if defined(__x86_64__)
+
+// MARK: - Q4_K and Q5_K batches: panels of 8 weight rows × 4 activation rows
+//
+// The 256-bit counterpart of the VNNI panels (dot_avx512_impl.h). Each call repacks its weight rows, 8 at a time,
+// into a panel in the thread's scratch: per super-block and group of 4 elements (a quartet), one vector holds
+// those 4 quants (0..15) of all 8 rows, so the 8 int32 lanes are the 8 weight rows and no horizontal sums are
+// needed. A step takes one such vector and, for each of 4 activation rows, one vpmaddubsw against the row's
+// 4 int8 activations broadcast. The int16 pair sums (at most 2 · 15 · 128 = 3840) of the 8 quartets of a
+// sub-block are added in int16 (at most 30720, no saturation), then one vpmaddwd against the sub-block's scale
+// of each row (an int16 pair per lane) brings them to int32; the super-block's integer sum is scaled by d in
+// float. The mins meet the activation block sums in one vpmaddwd per pair of sub-blocks. Per quartet and
+// activation row that is one broadcast load, one vpmaddubsw and one vpaddw; 4 activation rows per step keep
+// the 4 accumulators of each kind (float, int32, int16) and the weight vector within the 16 registers.
+// Q5_K's panels are the same with the 5th bit in each quant (0..31): half a sub-block per vpmaddwd.
+
+// One super-block of a panel (32-byte aligned): q[e] byte 4r + t = quant of row r, element 4e + t; sc[j][r] =
+// scale of sub-block j of row r in both int16 halves; mins[p][r] = min of sub-block 2p (low half) and 2p+1
+// (high half); d[r], dmin[r].
+typedef struct {
+    uint8_t q[64][32];
+    uint32_t sc[8][8];
+    uint32_t mins[4][8];
+    float d[8], dmin[8];
+} q4_k_panel8;
+_Static_assert(sizeof(q4_k_panel8) % 32 == 0, "q4_k_panel8 keeps 32-byte alignment");
+_Static_assert(sizeof(q4_k_panel8) <= RA_Q4_K_BATCH_PANEL_BYTES, "RA_Q4_K_BATCH_SCRATCH covers the AVX2 panel kernel");
+// Activation rows: ra_q4_k_xsum (kernels_internal.h), shared with the VNNI kernel.
+
+
+// Repacks rows [0, nrows) (nrows <= 8) of W into ns panel super-blocks; rows past nrows are zero. five: the rows are
+// Q5_K (the same head of d, dmin and 12 bytes of scales and mins; the 5th bit of each quant from qh, as dot_q5_k
+// takes it: bit 2g of a qh byte for the low nibbles of group g, bit 2g + 1 for the high ones), else Q4_K.
+RA_AVX2_INLINE void k4_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel, const int five) {
+    q4_k_panel8 *p = panel;
+    const int64_t bb = five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k);
+    const int64_t qs = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs);
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), lo16 = _mm256_set1_epi32(0xFFFF);
+    const __m256i k63 = _mm256_set1_epi32(63), k15 = _mm256_set1_epi32(15), k3 = _mm256_set1_epi32(3);
+    for (int64_t i = 0; i < ns; i++) {
+        q4_k_panel8 *pi = p + i;
+        panel8_prefetch(W, wrow, ns, i, bb);
+        // d, dmin and the 12 bytes of 6-bit scales and mins of all 8 rows at once (as ra_unpack_scales_k4).
+        __m256i h[4];
+        block_heads8(W, wrow, i * bb, nrows, h);
+        // halves: packus (in-lane) gives d of rows 0..3, dmin 0..3 | d 4..7, dmin 4..7; the permute puts d first
+        const __m256i dd = _mm256_permute4x64_epi64(_mm256_packus_epi32(_mm256_and_si256(h[0], lo16), _mm256_srli_epi32(h[0], 16)), 0xD8);
+        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm256_castsi256_si128(dd)));
+        _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm256_extracti128_si256(dd, 1)));
+        const __m256i s0 = h[1], s1 = h[2], s2 = h[3];   // bytes 0..3, 4..7, 8..11 of the scales
+        __m256i m[8];
+        for (int j = 0; j < 4; j++) {
+            const __m256i sc_lo = _mm256_and_si256(_mm256_srli_epi32(s0, 8 * j), k63);
+            const __m256i sc_hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j), k15),
+                                                  _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s0, 8 * j + 6), k3), 4));
+            m[j] = _mm256_and_si256(_mm256_srli_epi32(s1, 8 * j), k63);
+            m[j + 4] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(s2, 8 * j + 4), k15),
+                                       _mm256_slli_epi32(_mm256_and_si256(_mm256_srli_epi32(s1, 8 * j + 6), k3), 4));
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc_lo, _mm256_slli_epi32(sc_lo, 16)));
+            _mm256_store_si256((__m256i *)pi->sc[j + 4], _mm256_or_si256(sc_hi, _mm256_slli_epi32(sc_hi, 16)));
+        }
+        for (int q = 0; q < 4; q++) _mm256_store_si256((__m256i *)pi->mins[q], _mm256_or_si256(m[2 * q], _mm256_slli_epi32(m[2 * q + 1], 16)));
+        // 32 bytes of qs of a row are 64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63, one vector of 8
+        // quartets each; across the 8 rows that is an 8 × 8 matrix of quartets to transpose.
+        for (int g = 0; g < 4; g++) {
+            __m256i lo[8], hi[8], cols[8];
+            for (int r = 0; r < PANEL8_ROWS; r++) {
+                if (r >= nrows) { lo[r] = hi[r] = _mm256_setzero_si256(); continue; }
+                const uint8_t *a = W + r * wrow + i * bb;
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(a + qs + 32 * g));
+                lo[r] = _mm256_and_si256(q, m4);
+                hi[r] = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                if (five) {
+                    const __m256i qh = _mm256_loadu_si256((const __m256i *)((const blk_q5_k *)(const void *)a)->qh);
+                    lo[r] = _mm256_or_si256(lo[r], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g), one), 4));
+                    hi[r] = _mm256_or_si256(hi[r], _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2 * g + 1), one), 4));
+                }
+            }
+            transpose8x8_epi32(lo, cols);
+            for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[16 * g + e], cols[e]);
+            transpose8x8_epi32(hi, cols);
+            for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], cols[e]);
+        }
+    }
+}
+
+RA_AVX2 static void q4_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    k4_pack_panel8(W, wrow, ns, nrows, panel, 0);
+}
+RA_AVX2 static void q5_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    k4_pack_panel8(W, wrow, ns, nrows, panel, 1);
+}
+
+// One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr. five (Q5_K): quants 0..31,
+// so a pair sum reaches 2 · 31 · 128 = 7936 and 4 quartets (half a sub-block) are added in int16 before each
+// vpmaddwd; the float order is dot_q5_k's (two accumulators, scales and mins, subtracted at the end).
+RA_AVX2_INLINE void k4_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+                                float *out, int64_t os, int nr, const int nx, const int five) {
+    const int run = five ? 4 : 8;   // quartets added in int16
+    __m256 acc[PANEL8_GROUP], accm[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = accm[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q4_k_panel8 *pi = p + i;
+        const int8_t *y[PANEL8_GROUP];
+        __m256i si[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 8; j++) {
+            const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            for (int e0 = 0; e0 < 8; e0 += run) {
+                __m256i s[PANEL8_GROUP];
+                for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
+                for (int e = e0; e < e0 + run; e++) {
+                    const __m256i wv = _mm256_load_si256((const __m256i *)pi->q[8 * j + e]);
+                    for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi16(s[k], _mm256_maddubs_epi16(wv, bcast4(y[k] + 32 * j + 4 * e)));
+                    // Keeps the sums in registers step by step: gcc otherwise reassociates the integer adds, computes
+                    // all 32 products of a sub-block first and spills them (gcc 12: 1.55 -> 1.8 GB/s at nb = 32; clang
+                    // compiles both forms alike).
+                    for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
+                }
+                for (int k = 0; k < nx; k++) si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s[k], sc));
+            }
+        }
+        const __m256 d = _mm256_load_ps(pi->d), dmin = _mm256_load_ps(pi->dmin);
+        for (int k = 0; k < nx; k++) {
+            const ra_q4_k_xsum *xk = xsum + k * ns + i;
+            __m256i mi = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[0]), _mm256_set1_epi32((int)xk->bs[0]));
+            for (int q = 1; q < 4; q++)
+                mi = _mm256_add_epi32(mi, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[q]), _mm256_set1_epi32((int)xk->bs[q])));
+            const __m256 dx = _mm256_set1_ps(xk->d);
+            // in float exactly as the type's dot: acc = fma(I, d · d_x, acc), then Q4_K acc = fnmadd(M, dmin · d_x, acc),
+            // Q5_K accm = fma(M, dmin · d_x, accm)
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dx), acc[k]);
+            if (five) accm[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), accm[k]);
+            else acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, five ? _mm256_sub_ps(acc[k], accm[k]) : acc[k], nr);
+}
+
+RA_AVX2_INLINE void k4_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,
+                                  float *out, int64_t os, int nr, int nx, const int five) {
+    const q4_k_panel8 *p = panel;
+    const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;   // ns sums per activation row
+    switch (nx) {
+    case 4: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 4, five); break;
+    case 3: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 3, five); break;
+    case 2: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 2, five); break;
+    default: k4_panel8_m(ns, p, x, xs, xsum, out, os, nr, 1, five); break;
+    }
+}
+
+RA_AVX2 static int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                             int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
+                             const int five) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = ns * (five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k)), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q4_k_panel8 *panel = (q4_k_panel8 *)(void *)base;
+    ra_q4_k_xsum *xsum = (ra_q4_k_xsum *)(void *)(base + ns * (int64_t)sizeof(q4_k_panel8));
+    ra_q4_k_xsums(X, xrow, ns, nb, xsum);
+    panel8_matmul(W, wrow, ns, X, xrow, nb, (const uint8_t *)xsum, ns * (int64_t)sizeof(ra_q4_k_xsum), out, out_stride, r0, r1,
+                  panel, pack, run);
+    return 1;
+}
+
+RA_AVX2 static void q4_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side_row;
+    k4_panel8_run(ns, panel, x, xs, side, out, os, nr, nx, 0);
+}
+RA_AVX2 static void q5_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side_row;
+    k4_panel8_run(ns, panel, x, xs, side, out, os, nr, nx, 1);
+}
+
+int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_pack_panel8, q4_k_panel8_run, 0);
+}
+
+int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run, 1);
+}
+
+// MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
+//
+// The quants are kept unsigned (0..63, the offset 32 not taken off), so vpmaddubsw applies as for Q4_K; the offset
+// is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpmaddwd. A pair sum
+// reaches 2 · 63 · 128 = 16128, so two quartets (half a sub-block) are added in int16 before vpmaddwd with the
+// sub-block's scale takes them to int32.
+
+// One super-block of a panel: q[e] as for Q4_K (quants 0..63); sc[j][r] = scale j of row r (int16, both halves);
+// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half); d[r].
+typedef struct {
+    uint8_t q[64][32];
+    uint32_t sc[16][8];
+    uint32_t scp[8][8];
+    float d[8];
+} q6_k_panel8;
+_Static_assert(sizeof(q6_k_panel8) % 32 == 0 && sizeof(q6_k_panel8) <= RA_Q6_K_BATCH_PANEL_BYTES, "q6_k_panel8 size");
+
+RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    q6_k_panel8 *p = panel;
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel8 *pi = p + i;
+        panel8_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k));
+        // the 16 int8 scales of all 8 rows at once; d row by row
+        __m256i hd[4];
+        block_heads8(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
+        for (int r = 0; r < PANEL8_ROWS; r++) pi->d[r] = r < nrows ? ra_f16_table[((const blk_q6_k *)(const void *)(W + r * wrow))[i].d] : 0.0f;
+        __m256i sc[16];
+        for (int j = 0; j < 16; j++) {   // scale j: byte j % 4 of dword j / 4, sign-extended
+            sc[j] = _mm256_and_si256(_mm256_srai_epi32(_mm256_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24), lo16);
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc[j], _mm256_slli_epi32(sc[j], 16)));
+        }
+        for (int q = 0; q < 8; q++) _mm256_store_si256((__m256i *)pi->scp[q], _mm256_or_si256(sc[2 * q], _mm256_slli_epi32(sc[2 * q + 1], 16)));
+        // Per half h (128 elements) four vectors of 32 elements in order, as dot_q6_k builds them; across the 8
+        // rows each is an 8 × 8 matrix of quartets to transpose.
+        for (int h = 0; h < 2; h++) {
+            __m256i v[4][8], cols[8];
+            for (int r = 0; r < PANEL8_ROWS; r++) {
+                if (r >= nrows) { v[0][r] = v[1][r] = v[2][r] = v[3][r] = _mm256_setzero_si256(); continue; }
+                __m256i q[4];
+                q6_k_quants((const blk_q6_k *)(const void *)(W + r * wrow) + i, h, q);
+                for (int c = 0; c < 4; c++) v[c][r] = q[c];
+            }
+            for (int c = 0; c < 4; c++) {
+                transpose8x8_epi32(v[c], cols);
+                for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)pi->q[32 * h + 8 * c + e], cols[e]);
+            }
+        }
+    }
+}
+
+RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x, int64_t xs, float *out, int64_t os, int nr,
+                                  const int nx) {
+    __m256 acc[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q6_k_panel8 *pi = p + i;
+        const blk_q8_k *y[PANEL8_GROUP];
+        __m256i si[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 16; j++) {
+            const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            for (int half = 0; half < 2; half++) {
+                const int e = 4 * j + 2 * half;
+                const __m256i w0 = _mm256_load_si256((const __m256i *)pi->q[e]), w1 = _mm256_load_si256((const __m256i *)pi->q[e + 1]);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(y[k]->qs + 4 * e)),
+                                                       _mm256_maddubs_epi16(w1, bcast4(y[k]->qs + 4 * e + 4)));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s, sc));
+                }
+            }
+        }
+        const __m256 d = _mm256_load_ps(pi->d);
+        for (int k = 0; k < nx; k++) {
+            __m256i so = _mm256_setzero_si256();
+            for (int q = 0; q < 8; q++) {
+                int32_t b2;
+                memcpy(&b2, y[k]->bsums + 2 * q, 4);
+                so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
+            }
+            // in float exactly as dot_q6_k: acc = fma(sum, d · d_x, acc)
+            const __m256 t = _mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], _mm256_slli_epi32(so, 5)));
+            acc[k] = _mm256_fmadd_ps(t, _mm256_mul_ps(d, _mm256_set1_ps(y[k]->d)), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
+}
+
+RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                                    float *out, int64_t os, int nr, int nx) {
+    (void)side;   // the block sums are read from the activations
+    (void)side_row;
+    switch (nx) {
+    case 4: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 4); break;
+    case 3: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 3); break;
+    case 2: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 2); break;
+    default: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 1); break;
+    }
+}
+
+int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, q6_k_pack_panel8, q6_k_panel8_run);
+    return 1;
+}
+
+#endif

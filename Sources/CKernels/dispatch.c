@@ -248,7 +248,7 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
     case RA_Q4_1:
     case RA_Q5_1:
         // AVX2 only: the AVX-512 paths have their own dots for these, which the AVX2 panels do not sum like
-        *bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+        *bytes = RA_B32_BATCH_SCRATCH(n, nb);
         if (path != RA_PATH_AVX2) return NULL;
         return type == RA_Q4_0 ? ra_matmul_q4_0_avx2 : type == RA_Q5_0 ? ra_matmul_q5_0_avx2
              : type == RA_Q4_1 ? ra_matmul_q4_1_avx2 : ra_matmul_q5_1_avx2;

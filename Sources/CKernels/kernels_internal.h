@@ -134,6 +134,10 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // (at most RA_Q8_0_BATCH_PANEL_BYTES) and 8 bytes per activation row, plus alignment.
 #define RA_Q8_0_BATCH_PANEL_BYTES 576
 #define RA_Q8_0_BATCH_SCRATCH(n, nb) ((n) / 32 * (RA_Q8_0_BATCH_PANEL_BYTES + 8 * (nb)) + 64)
+// The AVX2 batches of Q4_0, Q5_0, Q4_1 and Q5_1: room for two panels of 8 rows (Q4_1 runs 16 weight rows at once) and
+// the activation scales when the caller has none converted.
+#define RA_B32_PANEL_BYTES 320
+#define RA_B32_BATCH_SCRATCH(n, nb) ((n) / 32 * (2 * RA_B32_PANEL_BYTES + 8 * (nb)) + 64)
 // Q8_0 weights × nb Q8_0 activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
 // Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,

@@ -16,7 +16,8 @@ typedef struct {
     int8_t q[8][32];   // q[e] byte 4r + t = quant of row r, element 4e + t
     float dw[8], m[8];
 } b32_panel8;
-_Static_assert(sizeof(b32_panel8) % 32 == 0 && sizeof(b32_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES, "b32_panel8 size");
+_Static_assert(sizeof(b32_panel8) % 32 == 0 && sizeof(b32_panel8) <= RA_Q8_0_BATCH_PANEL_BYTES && sizeof(b32_panel8) <= RA_B32_PANEL_BYTES,
+               "b32_panel8 size");
 
 // Q4_0 and Q4_1 panels of 8 full rows without the per-row unpacking and 8×8 transpose: a block's 16 bytes of nibbles
 // are 4 dwords, dword e holding elements 4e..4e+3 in its low nibbles and 4e+16..4e+19 in its high ones, so a 4×4
@@ -150,6 +151,99 @@ RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *
         }
 }
 
+// MARK: - Q4_1 batches on 16 weight rows
+
+// Two 8-row panels share each activation broadcast. On Zen 3 a broadcast from memory (vpbroadcastd or vbroadcastss)
+// takes a vector ALU slot as vpmaddubsw and vpaddw do: with one broadcast per vpmaddubsw the 8-row panels issue ~1
+// vpmaddubsw a cycle, with one per two ~1.5 (a microbenchmark of the three instructions alone). The blocks are taken
+// chain by chain (j = c, c + 4, ... for chain c = 0..3), so one chain's float sums stay in registers (2 × 3 activation
+// rows) with the int16 sums (2 × 3), the two weight vectors and the broadcast; block by block, the 4 chains of 16 rows
+// × 4 rows lived on the stack (a load and a store per block and row, ~25% of the kernel's samples). Each chain is
+// the same sequence of fmas as in b32_panel8_m and dot_b32 (int16 sums of 8 quartets, vpmaddwd, then per block the
+// fma of the sum and the fma of the min), and the chains are added as there: (c0 + c1) + (c2 + c3), so the bits are
+// dot_b32's.
+enum { Q4_1_GROUP16 = 3 };
+RA_AVX2_INLINE void q4_1_panel16_m(int64_t nblk, const b32_panel8 *pa, const b32_panel8 *pb, const uint8_t *x, int64_t xs,
+                                   const float *side, float *out, int64_t os, const int nx) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    const int xb = (int)sizeof(blk_q8_1), xq = (int)offsetof(blk_q8_1, qs);
+    __m256 chain[4][2][Q4_1_GROUP16];
+    for (int c = 0; c < 4; c++) {
+        __m256 acc[2][Q4_1_GROUP16];
+        for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
+        for (int64_t j = c; j < nblk; j += 4) {
+            const b32_panel8 *a = pa + j, *b = pb + j;
+            const int8_t *y[Q4_1_GROUP16];
+            __m256i sa[Q4_1_GROUP16], sb[Q4_1_GROUP16];
+            for (int k = 0; k < nx; k++) {
+                y[k] = (const int8_t *)(x + k * xs + j * xb + xq);
+                sa[k] = sb[k] = _mm256_setzero_si256();
+            }
+#if defined(__clang__)
+#pragma clang loop unroll(full)   // (clang keeps the loop otherwise: ~5% slower)
+#endif
+            for (int e = 0; e < 8; e++) {
+                const __m256i wa = _mm256_load_si256((const __m256i *)a->q[e]), wb = _mm256_load_si256((const __m256i *)b->q[e]);
+                for (int k = 0; k < nx; k++) {
+                    const __m256i yv = bcast4(y[k] + 4 * e);
+                    sa[k] = _mm256_add_epi16(sa[k], _mm256_maddubs_epi16(wa, yv));
+                    sb[k] = _mm256_add_epi16(sb[k], _mm256_maddubs_epi16(wb, yv));
+                }
+                for (int k = 0; k < nx; k++) __asm__("" : "+x"(sa[k]), "+x"(sb[k]));
+            }
+            const __m256 dwa = _mm256_load_ps(a->dw), dwb = _mm256_load_ps(b->dw);
+            for (int k = 0; k < nx; k++) {
+                const float *sk = side + 2 * k * nblk;
+                const __m256 dx = _mm256_broadcast_ss(sk + j), sx = _mm256_broadcast_ss(sk + nblk + j);
+                __m256 r = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(sa[k], ones)), _mm256_mul_ps(dwa, dx), acc[0][k]);
+                acc[0][k] = _mm256_fmadd_ps(_mm256_load_ps(a->m), sx, r);
+                r = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(sb[k], ones)), _mm256_mul_ps(dwb, dx), acc[1][k]);
+                acc[1][k] = _mm256_fmadd_ps(_mm256_load_ps(b->m), sx, r);
+            }
+        }
+        for (int k = 0; k < nx; k++) { chain[c][0][k] = acc[0][k]; chain[c][1][k] = acc[1][k]; }
+    }
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < nx; k++)
+            _mm256_storeu_ps(out + k * os + 8 * h, _mm256_add_ps(_mm256_add_ps(chain[0][h][k], chain[1][h][k]),
+                                                                 _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
+}
+
+// Rows [r0, r1) of Q4_1 in panels of 16 (the last < 16 rows in 8-row panels) against every group of 3 activation
+// rows. While a panel runs, the next 16 rows (contiguous; past r1 too, where this thread's next chunk of rows usually
+// starts, ops_matmul.c) are prefetched a few lines per group: packing is the first touch of the weights, and a chunk's
+// short runs of rows give the hardware prefetcher little to go on (out of cache, ~25% of the products' time).
+RA_AVX2 static void q4_1_matmul16(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                  const float *side, float *out, int64_t os, int64_t r0, int64_t r1, b32_panel8 *pa, b32_panel8 *pb) {
+    const int64_t lines = (16 * wrow + 63) / 64, groups = (nb + Q4_1_GROUP16 - 1) / Q4_1_GROUP16;
+    const int64_t per = (lines + groups - 1) / groups;
+    int64_t p0 = r0;
+    for (; p0 + 16 <= r1; p0 += 16) {
+        b32_pack_panel8(W + p0 * wrow, wrow, nblk, PANEL8_ROWS, pa, B32_Q4_1);
+        b32_pack_panel8(W + (p0 + 8) * wrow, wrow, nblk, PANEL8_ROWS, pb, B32_Q4_1);
+        const char *next = (const char *)(W + (p0 + 16) * wrow);
+        int64_t line = 0;
+        for (int64_t b0 = 0; b0 < nb; b0 += Q4_1_GROUP16) {
+            for (const int64_t e = line + per; line < e && line < lines; line++) _mm_prefetch(next + 64 * line, _MM_HINT_T0);
+            const uint8_t *xg = X + b0 * xrow;
+            const float *sg = side + 2 * b0 * nblk;
+            float *og = out + b0 * os + p0;
+            switch (nb - b0) {
+            case 1: q4_1_panel16_m(nblk, pa, pb, xg, xrow, sg, og, os, 1); break;
+            case 2: q4_1_panel16_m(nblk, pa, pb, xg, xrow, sg, og, os, 2); break;
+            default: q4_1_panel16_m(nblk, pa, pb, xg, xrow, sg, og, os, 3); break;
+            }
+        }
+    }
+    for (; p0 < r1; p0 += PANEL8_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
+        b32_pack_panel8(W + p0 * wrow, wrow, nblk, nr, pa, B32_Q4_1);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP)
+            b32_panel8_run(nblk, pa, X + b0 * xrow, xrow, (const uint8_t *)(side + 2 * b0 * nblk), out + b0 * os + p0, os, nr,
+                           (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP), B32_Q4_1);
+    }
+}
+
 // side: the scales of the nb activation rows (b32_side), or NULL to compute them here into the scratch.
 RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
@@ -159,10 +253,15 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
     const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     b32_panel8 *panel = (b32_panel8 *)(void *)base;
+    const int sixteen = t == B32_Q4_1 && scratch_bytes >= RA_B32_BATCH_SCRATCH(n, nb);   // two panels
     if (!side) {
-        float *own = (float *)(void *)(base + nblk * (int64_t)sizeof(b32_panel8));
+        float *own = (float *)(void *)(base + (sixteen ? 2 : 1) * nblk * (int64_t)sizeof(b32_panel8));
         b32_side(x, nblk, nb, own, t);
         side = own;
+    }
+    if (sixteen) {
+        q4_1_matmul16(w, wrow, nblk, x, xrow, nb, side, out, out_stride, r0, r1, panel, panel + nblk);
+        return 1;
     }
     panel8_matmul(w, wrow, nblk, x, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
                   panel, pack, run);

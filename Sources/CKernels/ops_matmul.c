@@ -26,12 +26,16 @@ void ra_quantize_rows_par(ra_pool *pool, int type, const float *x, int64_t n, in
 
 enum { RA_MAX_JOBS = 8 };
 
+enum { RA_MAX_SEGMENTS = 64 };
+
 typedef struct {
     const ra_matmul_job *jobs;
     int count;
     int64_t chunk[RA_MAX_JOBS];      // rows per chunk of each job
     int64_t first[RA_MAX_JOBS + 1];  // index of each job's first chunk; first[count] = total chunks
     const float *side[RA_MAX_JOBS];  // each job's activation scales as floats (ra_matmul_side), or NULL
+    int segments;                    // batches: the chunks split into this many runs of consecutive chunks
+    _Atomic int64_t next[RA_MAX_SEGMENTS];   // each segment's next unclaimed chunk
 } ra_mm_ctx;
 
 static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
@@ -44,6 +48,26 @@ static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
         const int64_t r0 = (k - c->first[j]) * c->chunk[j];
         const int64_t r1 = r0 + c->chunk[j] < m->rows ? r0 + c->chunk[j] : m->rows;
         ra_matmul_rows_side(m->weight_type, m->w, m->n, m->x, c->side[j], m->nb, m->out, m->out_stride, r0, r1);
+    }
+}
+
+static int64_t ra_mm_segment_end(const ra_mm_ctx *c, int s) { return c->first[c->count] * (s + 1) / c->segments; }
+
+/// Batches: segment s (the item a thread claimed) is a run of consecutive chunks, taken in order, so a thread's next
+/// chunk is most often the rows right after the ones it multiplies (the Q4_1 panels prefetch those, matmul_avx2_b32.c);
+/// then the thread helps with the other segments, chunk by chunk, as a thread that lost its CPU would hold them up.
+static void ra_mm_segment_task(void *p, int64_t lo, int64_t hi, int ith) {
+    ra_mm_ctx *c = (ra_mm_ctx *)p;
+    for (int64_t s0 = lo; s0 < hi; s0++) {
+        for (int i = 0; i < c->segments; i++) {
+            const int s = (int)((s0 + i) % c->segments);
+            const int64_t end = ra_mm_segment_end(c, s);
+            for (;;) {
+                const int64_t k = atomic_fetch_add_explicit(&c->next[s], 1, memory_order_relaxed);
+                if (k >= end) break;
+                ra_mm_task(c, k, k + 1, ith);
+            }
+        }
     }
 }
 
@@ -107,7 +131,16 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
             work += rows * jobs[i].nb * jobs[i].n;
         }
         ra_mm_sides(&c);
-        ra_pool_for(pool, c.first[n], work < 16384 ? c.first[n] : 1, ra_mm_task, &c);
+        int batch = 0;
+        for (int i = 0; i < n; i++) batch |= jobs[i].nb > 1;
+        c.segments = ra_pool_size(pool);
+        if (c.segments > RA_MAX_SEGMENTS) c.segments = RA_MAX_SEGMENTS;
+        if (batch && c.segments > 1 && work >= 16384 && c.first[n] >= c.segments) {
+            for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s], s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
+            ra_pool_for(pool, c.segments, 1, ra_mm_segment_task, &c);
+        } else {
+            ra_pool_for(pool, c.first[n], work < 16384 ? c.first[n] : 1, ra_mm_task, &c);
+        }
         jobs += n;
         count -= n;
     }

@@ -95,3 +95,39 @@ extension DotProductTests {
         }
     }
 }
+
+extension DotProductTests {
+    @Test("Q4_1 batches on 16-row panels (AVX2): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot")
+    func q4_1SixteenRowPanelsBitExact() {
+        let t = KType.q4_1
+        var rng = SeededRandom(seed: 1616)
+        let rows = 45, stride = rows + 3   // two 16-row panels, one of 8 and 5 rows; from row 3: two of 16, 10 left
+        let paths = ([KPath.scalar] + KPath.simd).filter { Self.batchesBitExact(t, on: $0) }
+        for n in [32, 160, 576] {
+            for round in 0..<3 {
+                for nb in [1, 3, 4, 6, 70] {
+                    let (w, x) = panelData(t, n, rows: rows, nb: nb, round: round, &rng)
+                    let xrb = t.dotType.rowBytes(n), wrb = t.rowBytes(n)
+                    for path in paths {
+                        for (r0, r1) in [(0, rows), (3, 44), (8, 24)] {
+                            let out = matmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path)
+                            for b in 0..<nb {
+                                let xRow = Array(x[(b * xrb)..<((b + 1) * xrb)])
+                                for r in 0..<stride {
+                                    let got = out[b * stride + r]
+                                    guard (r0..<r1).contains(r) else {
+                                        #expect(got == -12345, "\(path) n=\(n) nb=\(nb) rows \(r0)..<\(r1): wrote outside at b=\(b) r=\(r)")
+                                        continue
+                                    }
+                                    let want = path.run { Kernels.dot(t, n, w, xRow, wOffset: r * wrb) }
+                                    #expect(got.bitPattern == want.bitPattern,
+                                            "\(path) n=\(n) round \(round) nb=\(nb) rows \(r0)..<\(r1) b=\(b) r=\(r): \(got) vs dot \(want)")
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

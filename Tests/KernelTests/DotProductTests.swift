@@ -363,7 +363,7 @@ struct DotProductTests {
 
     /// Random weights and activations, then the worst case for int16 pair sums: every weight quant at its largest
     /// (all-one bytes) against activations all at +127 or all at -127.
-    private func panelData(_ t: KType, _ n: Int, rows: Int, nb: Int, round: Int, _ rng: inout SeededRandom) -> ([UInt8], [UInt8]) {
+    func panelData(_ t: KType, _ n: Int, rows: Int, nb: Int, round: Int, _ rng: inout SeededRandom) -> ([UInt8], [UInt8]) {
         var w = [UInt8](), x = [UInt8]()
         let saturate = round >= 2
         for _ in 0..<rows {
@@ -390,7 +390,7 @@ struct DotProductTests {
     }
 
     @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n; on AVX2 bit for bit the path's own dot",
-          arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K])
+          arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K, KType.q4_1])
     func panelBatchesMatchScalar(_ t: KType) {
         var rng = SeededRandom(seed: 909 + UInt64(t.id))
         let ns = t.blockSize == 32 ? [32, 96, 160, 1024] : [256, 768, 1280]

@@ -104,7 +104,8 @@ static int64_t ra_decode_chunks(const ra_matmul_job *jobs, int count, int thread
         int64_t normal = ra_chunk_rows(&jobs[i], threads);
         const int64_t most = (RA_DECODE_CHUNK_MAX_BYTES / wrow[i]) & ~(int64_t)15;
         if (most >= 16 && normal > most) normal = most;
-        const int64_t least = ra_round16(RA_DECODE_TAIL_MIN_BYTES / wrow[i] + 1);
+        int64_t least = ra_round16(RA_DECODE_TAIL_MIN_BYTES / wrow[i] + 1);
+        if (least > normal) least = normal;
         for (int64_t r = 0; r < jobs[i].rows;) {
             int64_t c = ra_round16(remaining / (2 * (int64_t)threads * wrow[i]) + 1);
             if (c > normal) c = normal;

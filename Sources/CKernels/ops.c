@@ -112,26 +112,35 @@ void ra_rms_norm_heads(ra_pool *pool, float *x, const float *w, int64_t rows, in
 
 // MARK: - RoPE
 
-typedef struct {
-    float *x; int64_t rows, row_stride, n_heads, head_dim; const int32_t *pos;
-    int n_dims; float freq_base, freq_scale; const float *freq_factors; int neox;
-} ra_rope_ctx;
+/// n_dims as RoPE uses it: at most head_dim and 1024, even.
+static int ra_rope_dims(int n_dims, int64_t head_dim) {
+    if (n_dims > head_dim) n_dims = (int)head_dim;
+    if (n_dims > 1024) n_dims = 1024;
+    return n_dims & ~1;
+}
 
-static void ra_rope_row(const ra_rope_ctx *c, int64_t t) {
-    const int half = c->n_dims / 2;
-    float cs[512], sn[512];                 // n_dims <= 1024
-    const float theta_scale = powf(c->freq_base, -2.0f / (float)c->n_dims);
-    float theta = (float)c->pos[t];
-    for (int i = 0; i < half; i++) {        // theta_i = pos * base^(-2i/n_dims), built up by products like ggml
-        const float th = (c->freq_factors ? theta / c->freq_factors[i] : theta) * c->freq_scale;
+/// cos and sin of the n_dims / 2 angles of position `pos`: theta_i = pos * base^(-2i/n_dims), built up by products
+/// like ggml.
+static void ra_rope_angles(int32_t pos, int n_dims, float freq_base, float freq_scale, const float *freq_factors,
+                           float *cs, float *sn) {
+    const int half = n_dims / 2;
+    const float theta_scale = powf(freq_base, -2.0f / (float)n_dims);
+    float theta = (float)pos;
+    for (int i = 0; i < half; i++) {
+        const float th = (freq_factors ? theta / freq_factors[i] : theta) * freq_scale;
         cs[i] = cosf(th);
         sn[i] = sinf(th);
         theta *= theta_scale;
     }
-    float *row = c->x + t * c->row_stride;
-    for (int64_t h = 0; h < c->n_heads; h++) {
-        float *v = row + h * c->head_dim;
-        if (c->neox) {
+}
+
+/// Rotates the n_heads heads of one row by the angles cs/sn.
+static void ra_rope_rotate(float *row, int64_t n_heads, int64_t head_dim, int n_dims, const float *cs, const float *sn,
+                           int neox) {
+    const int half = n_dims / 2;
+    for (int64_t h = 0; h < n_heads; h++) {
+        float *v = row + h * head_dim;
+        if (neox) {
             for (int i = 0; i < half; i++) {
                 const float a = v[i], b = v[i + half];
                 v[i] = a * cs[i] - b * sn[i];
@@ -147,19 +156,52 @@ static void ra_rope_row(const ra_rope_ctx *c, int64_t t) {
     }
 }
 
+typedef struct {
+    float *x; int64_t row_stride, n_heads, head_dim; const int32_t *pos;
+    int n_dims; float freq_base, freq_scale; const float *freq_factors; int neox;
+    const float *table;     // ra_rope_table's angles, or NULL: computed per row
+} ra_rope_ctx;
+
 static void ra_rope_task(void *p, int64_t lo, int64_t hi, int ith) {
     (void)ith;
     const ra_rope_ctx *c = (const ra_rope_ctx *)p;
-    for (int64_t t = lo; t < hi; t++) ra_rope_row(c, t);
+    const int half = c->n_dims / 2;
+    float cs[512], sn[512];                 // n_dims <= 1024
+    for (int64_t t = lo; t < hi; t++) {
+        const float *tc = cs, *ts = sn;
+        if (c->table) {
+            tc = c->table + t * c->n_dims;
+            ts = tc + half;
+        } else {
+            ra_rope_angles(c->pos[t], c->n_dims, c->freq_base, c->freq_scale, c->freq_factors, cs, sn);
+        }
+        ra_rope_rotate(c->x + t * c->row_stride, c->n_heads, c->head_dim, c->n_dims, tc, ts, c->neox);
+    }
 }
 
 void ra_rope(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t n_heads, int64_t head_dim,
              const int32_t *pos, int n_dims, float freq_base, float freq_scale, const float *freq_factors, int neox) {
-    if (n_dims > head_dim) n_dims = (int)head_dim;
-    if (n_dims > 1024) n_dims = 1024;
-    n_dims &= ~1;
+    n_dims = ra_rope_dims(n_dims, head_dim);
     if (n_dims <= 0) return;
-    ra_rope_ctx c = { x, rows, row_stride, n_heads, head_dim, pos, n_dims, freq_base, freq_scale, freq_factors, neox };
+    ra_rope_ctx c = { x, row_stride, n_heads, head_dim, pos, n_dims, freq_base, freq_scale, freq_factors, neox, NULL };
+    ra_pool_for(pool, rows, ra_chunk(pool, rows, 1), ra_rope_task, &c);
+}
+
+void ra_rope_table(const int32_t *pos, int64_t rows, int n_dims, int64_t head_dim, float freq_base, float freq_scale,
+                   const float *freq_factors, float *table) {
+    n_dims = ra_rope_dims(n_dims, head_dim);
+    if (n_dims <= 0) return;
+    for (int64_t t = 0; t < rows; t++) {
+        float *cs = table + t * n_dims;
+        ra_rope_angles(pos[t], n_dims, freq_base, freq_scale, freq_factors, cs, cs + n_dims / 2);
+    }
+}
+
+void ra_rope_cached(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t n_heads, int64_t head_dim,
+                    int n_dims, const float *table, int neox) {
+    n_dims = ra_rope_dims(n_dims, head_dim);
+    if (n_dims <= 0) return;
+    ra_rope_ctx c = { x, row_stride, n_heads, head_dim, NULL, n_dims, 0, 0, NULL, neox, table };
     ra_pool_for(pool, rows, ra_chunk(pool, rows, 1), ra_rope_task, &c);
 }
 

@@ -224,6 +224,7 @@ typedef struct {
     const ra_attention_params *p;
     int simd;
     int64_t group;          // query heads per kv head
+    int64_t sub;            // query heads per work item (group, or 1 when the group is split across the threads)
     int64_t j0, n_kv;       // positions [j0, n_kv) are read
     int64_t chunks;         // chunks of RA_ATTN_CHUNK positions from j0
     double *stats;          // [head][chunk]: max and sum of e^(s - max) of the chunk's scores
@@ -232,17 +233,33 @@ typedef struct {
     float *qh;              // per thread: the group's q rows rounded to F16
 } ra_attn_split_ctx;
 
-/// Pass 1 of item (kv head g, chunk c): scores of the group's heads, then e^(s - chunk max) in place, max and sum kept.
+/// An item's kv head g, its first query head h0 and head count, and its chunk ch. Items are (kv head, heads of the
+/// group in runs of `sub`, chunk): a head's scores and values are the same numbers in any run (the kernels treat each
+/// head of a group alone), so splitting a group changes no bits.
+typedef struct { int64_t g, h0, heads, ch; } ra_attn_item;
+
+static ra_attn_item ra_attn_split_item(const ra_attn_split_ctx *c, int64_t item) {
+    const int64_t parts = c->group / c->sub, rest = item / c->chunks;
+    ra_attn_item it;
+    it.ch = item % c->chunks;
+    it.g = rest / parts;
+    it.h0 = it.g * c->group + (rest % parts) * c->sub;
+    it.heads = c->sub;
+    return it;
+}
+
+/// Pass 1 of an item: scores of its heads, then e^(s - chunk max) in place, max and sum kept.
 static void ra_attn_split_scores(const ra_attn_split_ctx *c, int64_t item, int ith) {
     const ra_attention_params *p = c->p;
-    const int64_t hd = p->head_dim, group = c->group, g = item / c->chunks, ch = item % c->chunks;
+    const ra_attn_item it = ra_attn_split_item(c, item);
+    const int64_t hd = p->head_dim, g = it.g, ch = it.ch;
     const int64_t a = c->j0 + ch * RA_ATTN_CHUNK, n = (c->n_kv - a < RA_ATTN_CHUNK ? c->n_kv - a : RA_ATTN_CHUNK);
-    float *qh = c->qh + (int64_t)ith * group * hd;
-    ra_attn_round_q(c->simd, p->q + g * group * hd, qh, group * hd);
-    float *s = c->scores + g * group * c->n_kv + a;
-    ra_attn_scores(c->simd, p->k + g * ra_attn_head_stride(p) + a * p->kv_stride, p->kv_stride, n, qh, group, hd, p->scale, s, c->n_kv);
-    for (int64_t h = 0; h < group; h++) {
-        double *st = c->stats + ((g * group + h) * c->chunks + ch) * 2;
+    float *qh = c->qh + (int64_t)ith * c->group * hd;
+    ra_attn_round_q(c->simd, p->q + it.h0 * hd, qh, it.heads * hd);
+    float *s = c->scores + it.h0 * c->n_kv + a;
+    ra_attn_scores(c->simd, p->k + g * ra_attn_head_stride(p) + a * p->kv_stride, p->kv_stride, n, qh, it.heads, hd, p->scale, s, c->n_kv);
+    for (int64_t h = 0; h < it.heads; h++) {
+        double *st = c->stats + ((it.h0 + h) * c->chunks + ch) * 2;
         st[0] = ra_attn_max(s + h * c->n_kv, n);
         st[1] = ra_attn_exp_sub(c->simd, s + h * c->n_kv, n, (float)st[0]);
     }
@@ -252,18 +269,19 @@ static void ra_attn_split_scores(const ra_attn_split_ctx *c, int64_t item, int i
 /// their weighted sum of the chunk's V rows (into the output when there is one chunk, else the chunk's partial).
 static void ra_attn_split_values(const ra_attn_split_ctx *c, int64_t item) {
     const ra_attention_params *p = c->p;
-    const int64_t hd = p->head_dim, group = c->group, g = item / c->chunks, ch = item % c->chunks;
+    const ra_attn_item it = ra_attn_split_item(c, item);
+    const int64_t hd = p->head_dim, g = it.g, ch = it.ch;
     const int64_t a = c->j0 + ch * RA_ATTN_CHUNK, n = (c->n_kv - a < RA_ATTN_CHUNK ? c->n_kv - a : RA_ATTN_CHUNK);
-    float *s = c->scores + g * group * c->n_kv + a;
-    for (int64_t h = 0; h < group; h++) {
-        const double *st = c->stats + (g * group + h) * c->chunks * 2;
+    float *s = c->scores + it.h0 * c->n_kv + a;
+    for (int64_t h = 0; h < it.heads; h++) {
+        const double *st = c->stats + (it.h0 + h) * c->chunks * 2;
         double mx = st[0], sum = 0.0;
         for (int64_t i = 1; i < c->chunks; i++) mx = st[2 * i] > mx ? st[2 * i] : mx;
         for (int64_t i = 0; i < c->chunks; i++) sum += st[2 * i + 1] * exp(st[2 * i] - mx);
         ra_attn_scale_round(c->simd, s + h * c->n_kv, n, (float)(exp(st[2 * ch] - mx) / sum));
     }
-    float *out = c->chunks == 1 ? p->out + g * group * hd : c->partial + (ch * p->n_head + g * group) * hd;
-    ra_attn_values(c->simd, p->v + g * ra_attn_head_stride(p) + a * p->kv_stride, p->kv_stride, n, s, c->n_kv, group, hd, out);
+    float *out = c->chunks == 1 ? p->out + it.h0 * hd : c->partial + (ch * p->n_head + it.h0) * hd;
+    ra_attn_values(c->simd, p->v + g * ra_attn_head_stride(p) + a * p->kv_stride, p->kv_stride, n, s, c->n_kv, it.heads, hd, out);
 }
 
 static void ra_attn_split_pass1(void *arg, int64_t lo, int64_t hi, int ith) {
@@ -293,9 +311,12 @@ static void ra_attention_decode(ra_pool *pool, const ra_attention_params *p, int
     c.partial = p->scratch + n_head * c.chunks * 4;
     c.scores = c.partial + (c.chunks > 1 ? c.chunks * n_head * hd : 0);
     c.qh = c.scores + n_head * c.n_kv;
-    const int64_t items = p->n_head_kv * c.chunks;
-    // Small problems (decode over a short cache) are not worth waking the pool.
-    const int64_t chunk = n_head * (c.n_kv - c.j0) * hd < 32768 ? items : 1;
+    // Small problems (decode over a short cache) are not worth waking the pool. When the pool runs it and there are
+    // fewer kv heads × chunks than two per thread (Gemma 3 270M: one kv head), each query head is an item of its own.
+    const int parallel = n_head * (c.n_kv - c.j0) * hd >= 32768;
+    c.sub = parallel && p->n_head_kv * c.chunks < 2 * (int64_t)ra_pool_size(pool) ? 1 : c.group;
+    const int64_t items = p->n_head_kv * (c.group / c.sub) * c.chunks;
+    const int64_t chunk = parallel ? 1 : items;
     ra_pool_for(pool, items, chunk, ra_attn_split_pass1, &c);
     if (c.chunks == 1) return;
     ra_pool_for(pool, items, chunk, ra_attn_split_pass2, &c);

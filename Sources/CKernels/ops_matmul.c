@@ -28,6 +28,12 @@ enum { RA_MAX_JOBS = 8 };
 
 enum { RA_MAX_SEGMENTS = 64 };
 
+/// Most chunks of a decode dispatch (ra_decode_chunks).
+enum { RA_MAX_DECODE_CHUNKS = 1024 };
+
+/// One chunk of a decode dispatch: rows [r0, r1) of job `job`.
+typedef struct { int32_t job, r0, r1; } ra_mm_chunk;
+
 typedef struct {
     const ra_matmul_job *jobs;
     int count;
@@ -36,6 +42,7 @@ typedef struct {
     const float *side[RA_MAX_JOBS];  // each job's activation scales as floats (ra_matmul_side), or NULL
     int segments;                    // batches: the chunks split into this many runs of consecutive chunks
     _Atomic int64_t next[RA_MAX_SEGMENTS];   // each segment's next unclaimed chunk
+    const ra_mm_chunk *table;        // decode: the chunks, in claim order (then chunk/first are unused)
 } ra_mm_ctx;
 
 static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
@@ -43,10 +50,17 @@ static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
     const ra_mm_ctx *c = (const ra_mm_ctx *)p;
     int j = 0;
     for (int64_t k = lo; k < hi; k++) {
-        while (k >= c->first[j + 1]) j++;
+        int64_t r0, r1;
+        if (c->table) {
+            j = c->table[k].job;
+            r0 = c->table[k].r0;
+            r1 = c->table[k].r1;
+        } else {
+            while (k >= c->first[j + 1]) j++;
+            r0 = (k - c->first[j]) * c->chunk[j];
+            r1 = r0 + c->chunk[j] < c->jobs[j].rows ? r0 + c->chunk[j] : c->jobs[j].rows;
+        }
         const ra_matmul_job *m = &c->jobs[j];
-        const int64_t r0 = (k - c->first[j]) * c->chunk[j];
-        const int64_t r1 = r0 + c->chunk[j] < m->rows ? r0 + c->chunk[j] : m->rows;
         ra_matmul_rows_side(m->weight_type, m->w, m->n, m->x, c->side[j], m->nb, m->out, m->out_stride, r0, r1);
     }
 }
@@ -87,6 +101,47 @@ static int64_t ra_chunk_rows(const ra_matmul_job *m, int threads) {
     }
     chunk = (chunk + 15) & ~(int64_t)15;
     return chunk < 16 ? 16 : chunk;
+}
+
+/// A decode chunk is at most this many bytes of weights (a vocabulary-sized output matrix would otherwise be cut into
+/// 16 chunks of megabytes, and the thread that takes the last one finishes it alone), and the tail chunks at least
+/// RA_DECODE_TAIL_MIN_BYTES (and 16 rows).
+#define RA_DECODE_CHUNK_MAX_BYTES (1 << 20)
+#define RA_DECODE_TAIL_MIN_BYTES (8 << 10)
+
+static int64_t ra_round16(int64_t r) { return (r + 15) & ~(int64_t)15; }
+
+/// The chunks of a decode dispatch (every job has one activation row), in the order the threads claim them: each job in
+/// ra_chunk_rows' chunks (at most RA_DECODE_CHUNK_MAX_BYTES), except that near the end of the whole dispatch a chunk is
+/// at most the remaining bytes / (2 × threads), so the last chunks shrink (guided scheduling) and the threads finish
+/// within a small chunk of each other instead of one finishing a full chunk alone. Every row's dot is computed
+/// alone, so the split changes no result. Returns the number of chunks, or 0 when they would not fit in `cap`.
+static int64_t ra_decode_chunks(const ra_matmul_job *jobs, int count, int threads, ra_mm_chunk *table, int64_t cap) {
+    int64_t remaining = 0, wrow[RA_MAX_JOBS];
+    for (int i = 0; i < count; i++) {
+        wrow[i] = ra_row_bytes(jobs[i].weight_type, jobs[i].n);
+        if (wrow[i] <= 0 || jobs[i].rows > INT32_MAX) return 0;
+        remaining += jobs[i].rows * wrow[i];
+    }
+    int64_t k = 0;
+    for (int i = 0; i < count; i++) {
+        int64_t normal = ra_chunk_rows(&jobs[i], threads);
+        const int64_t most = (RA_DECODE_CHUNK_MAX_BYTES / wrow[i]) & ~(int64_t)15;
+        if (most >= 16 && normal > most) normal = most;
+        int64_t least = ra_round16(RA_DECODE_TAIL_MIN_BYTES / wrow[i] + 1);
+        if (least > normal) least = normal;
+        for (int64_t r = 0; r < jobs[i].rows;) {
+            int64_t c = ra_round16(remaining / (2 * (int64_t)threads * wrow[i]) + 1);
+            if (c > normal) c = normal;
+            if (c < least) c = least;
+            if (c > jobs[i].rows - r) c = jobs[i].rows - r;
+            if (k == cap) return 0;
+            table[k++] = (ra_mm_chunk){ i, (int32_t)r, (int32_t)(r + c) };
+            r += c;
+            remaining -= c * wrow[i];
+        }
+    }
+    return k;
 }
 
 /// The activation scales of every job that takes them, converted once for all its chunks (jobs with the same
@@ -130,6 +185,18 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
             c.first[i + 1] = c.first[i] + (rows + c.chunk[i] - 1) / c.chunk[i];
             work += rows * jobs[i].nb * jobs[i].n;
         }
+        c.table = NULL;
+        int decode = ra_pool_size(pool) > 1;
+        for (int i = 0; i < n; i++) decode &= jobs[i].nb == 1;
+        ra_mm_chunk table[RA_MAX_DECODE_CHUNKS];
+        int64_t chunks = c.first[n];
+        if (decode && work >= 16384) {
+            const int64_t k = ra_decode_chunks(jobs, n, ra_pool_size(pool), table, RA_MAX_DECODE_CHUNKS);
+            if (k > 0) {
+                c.table = table;
+                chunks = k;
+            }
+        }
         ra_mm_sides(&c);
         int batch = 0;
         for (int i = 0; i < n; i++) batch |= jobs[i].nb > 1;
@@ -139,7 +206,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
             for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s], s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
             ra_pool_for(pool, c.segments, 1, ra_mm_segment_task, &c);
         } else {
-            ra_pool_for(pool, c.first[n], work < 16384 ? c.first[n] : 1, ra_mm_task, &c);
+            ra_pool_for(pool, chunks, work < 16384 ? chunks : 1, ra_mm_task, &c);
         }
         jobs += n;
         count -= n;

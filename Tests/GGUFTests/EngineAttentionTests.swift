@@ -18,10 +18,12 @@ struct EngineAttentionTests {
     static let cases = [
         Case(headDim: 128, group: 2, kvHeads: 2, positions: 1500, window: 0),   // 6 chunks, the last one short
         Case(headDim: 64, group: 3, kvHeads: 1, positions: 5000, window: 0),    // 20 chunks; groups of 2 + 1 rows
-        Case(headDim: 256, group: 4, kvHeads: 1, positions: 2100, window: 512), // a window that starts mid-chunk
+        Case(headDim: 256, group: 4, kvHeads: 1, positions: 2100, window: 512), // a window that starts mid-chunk; 2 chunks, heads split on 2 and 3 threads
         Case(headDim: 8, group: 1, kvHeads: 2, positions: 700, window: 300),
         Case(headDim: 12, group: 2, kvHeads: 1, positions: 600, window: 0),     // head dim % 8 ≠ 0: scalar code
         Case(headDim: 32, group: 2, kvHeads: 2, positions: 200, window: 0),     // one chunk: one pass
+        // SmolLM2's shape over one chunk: on 2 and 3 threads each query head is an item (groups split), on 1 not
+        Case(headDim: 64, group: 3, kvHeads: 3, positions: 80, window: 0),
     ]
 
     /// A cache: K and V as F16 in one of the two layouts, and the query of one token.
@@ -108,7 +110,7 @@ struct EngineAttentionTests {
         return out
     }
 
-    @Test("split decode matches one softmax over the whole row, in both layouts, bit-identical for 1, 2 and 3 threads",
+    @Test("split decode (chunks of the cache; query heads of a group as items of their own when kv heads × chunks are fewer than two per thread) matches one softmax over the whole row, in both layouts, bit-identical for 1, 2 and 3 threads",
           arguments: cases, KernelPath.available)
     func splitMatchesWholeRow(c: Case, path: KernelPath) throws {
         let x = Inputs(c)

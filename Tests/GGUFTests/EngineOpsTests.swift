@@ -91,6 +91,23 @@ struct EngineOpsTests {
         #expect(worst < 1e-5)
     }
 
+    @Test("RoPE from ra_rope_table's angles (computed once per pass) equals ra_rope bit for bit", arguments: [false, true])
+    func ropeTable(neox: Bool) {
+        let headDim = 64, heads = 5, rows = 4, nDims = 48
+        let x = randoms(rows * heads * headDim, seed: 11, scale: 4)
+        let positions: [Int32] = [0, 3, 1000, 70_000]
+        let factors = (0..<(nDims / 2)).map { 1 + Float($0) / 8 }
+        var direct = x, cached = x
+        var table = [Float](repeating: .nan, count: rows * nDims)
+        ra_rope(nil, &direct, Int64(rows), Int64(heads * headDim), Int64(heads), Int64(headDim), positions, Int32(nDims),
+                500_000, 0.25, factors, neox ? 1 : 0)
+        ra_rope_table(positions, Int64(rows), Int32(nDims), Int64(headDim), 500_000, 0.25, factors, &table)
+        ra_rope_cached(nil, &cached, Int64(rows), Int64(heads * headDim), Int64(heads), Int64(headDim), Int32(nDims), table,
+                       neox ? 1 : 0)
+        #expect(cached.map(\.bitPattern) == direct.map(\.bitPattern))
+        #expect(cached != x)
+    }
+
     @Test("RMSNorm with weight, per row and per head")
     func rmsNorm() {
         let n = 40, rows = 3

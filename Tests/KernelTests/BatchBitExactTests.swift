@@ -94,6 +94,38 @@ extension DotProductTests {
             }
         }
     }
+
+    @Test("A decode dispatch (one activation row) in chunks that shrink toward its end covers every row once, bit for bit",
+          arguments: [KType.q8_0, KType.q4_1])
+    func decodeChunksCoverEveryRow(_ t: KType) throws {
+        var rng = SeededRandom(seed: 9311 + UInt64(t.id))
+        let pool = try #require(ra_pool_create(2))
+        defer { ra_pool_destroy(pool) }
+        // rows not multiples of 16; the last job long enough for a guided tail of several shrinking chunks
+        let n = 256
+        let shapes = [1001, 77, 9000]
+        let x = Kernels.randomActivations(t, n, &rng)
+        let ws = shapes.map { rows in (0..<rows).flatMap { _ in Kernels.randomWeights(t, n, &rng) } }
+        let wAll = ws.flatMap { $0 }
+        let wOff = ws.indices.map { i in ws[0..<i].reduce(0) { $0 + $1.count } }
+        let oOff = shapes.indices.map { i in shapes[0..<i].reduce(0, +) }
+        for path in [KPath.scalar] + KPath.simd {
+            var out = [Float](repeating: .nan, count: shapes.reduce(0, +))
+            path.run {
+                wAll.withUnsafeBytes { w in x.withUnsafeBytes { xp in out.withUnsafeMutableBufferPointer { o in
+                    let jobs = shapes.indices.map { i in
+                        ra_matmul_job(weight_type: t.id, w: w.baseAddress! + wOff[i], n: Int64(n), rows: Int64(shapes[i]),
+                                      x: xp.baseAddress!, nb: 1, out: o.baseAddress! + oOff[i], out_stride: Int64(shapes[i]))
+                    }
+                    jobs.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
+                } } }
+            }
+            for (i, rows) in shapes.enumerated() {
+                let want = matmulRows(t, n, ws[i], x, nb: 1, stride: rows, 0, rows, on: path)
+                #expect(Array(out[oOff[i]..<(oOff[i] + rows)]).map(\.bitPattern) == want.map(\.bitPattern), "\(t) \(path) job \(i)")
+            }
+        }
+    }
 }
 
 extension DotProductTests {

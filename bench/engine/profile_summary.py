@@ -29,7 +29,9 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     syms = [s for s, _ in frames]
     output = any(output_line in src for _, src in frames)
     # The outermost dot_* or rows_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8, rows_b32).
-    kernel = next((s for s in reversed(syms) if s.startswith(("dot_", "rows_")) and s != "dot_index"), None)
+    # (Kernels shared across the AVX2 files are named ra_avx2_dot_*: the prefix is dropped before the test.)
+    bare = [re.sub(r"^ra_avx(2|512)_", "", s) for s in syms]
+    kernel = next((s for s in reversed(bare) if s.startswith(("dot_", "rows_")) and s != "dot_index"), None)
     if kernel:
         return f"kernel {kernel}", output
     if any(s.startswith("ra_attn") for s in syms):

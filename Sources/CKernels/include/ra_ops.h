@@ -67,6 +67,16 @@ void ra_rms_norm_heads(ra_pool *pool, float *x, const float *w, int64_t rows, in
 void ra_rope(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t n_heads, int64_t head_dim,
              const int32_t *pos, int n_dims, float freq_base, float freq_scale, const float *freq_factors, int neox);
 
+/// The angles of ra_rope for `rows` positions, computed once for every head and matrix that rotates by them:
+/// table[t * d .. t * d + d/2) = cos and [t * d + d/2 .. t * d + d) = sin of position pos[t]'s angles, where d is
+/// n_dims as ra_rope uses it (at most head_dim and 1024, even). The table holds rows × n_dims floats.
+void ra_rope_table(const int32_t *pos, int64_t rows, int n_dims, int64_t head_dim, float freq_base, float freq_scale,
+                   const float *freq_factors, float *table);
+
+/// ra_rope with the angles of ra_rope_table (same n_dims and head_dim): the same results without computing them again.
+void ra_rope_cached(ra_pool *pool, float *x, int64_t rows, int64_t row_stride, int64_t n_heads, int64_t head_dim,
+                    int n_dims, const float *table, int neox);
+
 /// x = softmax(x) over n values.
 void ra_softmax(float *x, int64_t n);
 

@@ -43,7 +43,8 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
 
     /// Bytes of scratch for one batch, laid out as the native engine allocates it: per token the hidden
     /// state, residual and normed copies, q and the attention output, k and v, the feed-forward gate and
-    /// up projections, and the quantized activations (at most 4 bytes per element of the widest row);
+    /// up projections, the quantized activations (at most 4 bytes per element of the widest row) and RoPE's cos/sin
+    /// for the global and the sliding-window bases (at most head dim floats each);
     /// per thread the attention rows over the context (`max(8, heads) × (context + 2 × head dim)` floats), plus
     /// what decode's split over the cache keeps per chunk of 256 positions and head (`head dim + 4` floats);
     /// and one row of logits (`vocabSize × 4`, the last position's). Saturates at `Int.max`.
@@ -58,6 +59,7 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
             product([2, kvWidth]),              // k, v
             product([2, d.feedForwardLength]),  // gate, up
             widest,                             // quantized activations (upper bound)
+            product([2, d.keyLength]),          // RoPE angles of the two bases (upper bound: rope dims <= head dim)
         ])
         let attentionRows = max(8, d.headCount)
         let attention = product([max(threads, 1), sum([product([attentionRows, sum([contextLength, product([2, d.keyLength])])]), 64])])

@@ -26,6 +26,11 @@ final class Transformer: @unchecked Sendable {
     private let attentionScratch: UnsafeMutablePointer<Float>
     private let positions: UnsafeMutablePointer<Int32>
     private let ropeFactors: UnsafeMutablePointer<Float>?
+    /// RoPE's cos/sin of each batch row's position (ra_rope_table), for the global and the sliding-window layers' bases:
+    /// computed once per forward pass instead of for q and k of every layer.
+    private let ropeGlobal, ropeLocal: UnsafeMutablePointer<Float>
+    /// The jobs of a fused product (q, k, v or gate, up), kept so a decode step allocates nothing for them.
+    private let jobs: UnsafeMutablePointer<ra_matmul_job>
     /// Bytes allocated for the KV cache and the scratch buffers.
     let allocatedBytes: Int
 
@@ -66,6 +71,8 @@ final class Transformer: @unchecked Sendable {
         let scratchSlot = layout.add(scratchFloats * 4)
         let positionsSlot = layout.add(batchSize * 4)
         let ropeSlot = layout.add((weights.ropeFrequencyFactors?.count ?? 0) * 4)
+        let ropeTableSlots = (0..<2).map { _ in layout.add(batchSize * c.ropeDimensionCount * 4) }
+        let jobsSlot = layout.add(3 * MemoryLayout<ra_matmul_job>.stride)
         let block = try PageBlock(layout)
         self.block = block
         kCache = block.pointer(kSlot, as: UInt16.self)
@@ -82,6 +89,9 @@ final class Transformer: @unchecked Sendable {
         } else {
             ropeFactors = nil
         }
+        ropeGlobal = block.pointer(ropeTableSlots[0], as: Float.self)
+        ropeLocal = block.pointer(ropeTableSlots[1], as: Float.self)
+        jobs = block.pointer(jobsSlot, as: ra_matmul_job.self)
         allocatedBytes = block.byteCount
         guard let pool = ra_pool_create(Int32(clamping: self.threads)) else {
             throw GGUFError(.io, "could not start \(self.threads) worker threads")
@@ -133,6 +143,11 @@ final class Transformer: @unchecked Sendable {
         for t in 0..<nT { positions[t] = Int32(position + t) }
         // Gemma scales the queries before q·k (then rounded to F16 with them); the others scale the scores.
         let scalesQueries = c.architecture == .gemma3
+        let ropeDims = Int32(c.ropeDimensionCount)
+        ra_rope_table(positions, Int64(nT), ropeDims, Int64(hd), c.ropeFreqBase, c.ropeFreqScale, ropeFactors, ropeGlobal)
+        if c.isLocalLayer.contains(true) {
+            ra_rope_table(positions, Int64(nT), ropeDims, Int64(hd), c.ropeFreqBaseLocal, 1, ropeFactors, ropeLocal)
+        }
 
         for (li, layer) in weights.layers.enumerated() {
             // Attention block.
@@ -141,7 +156,7 @@ final class Transformer: @unchecked Sendable {
             }
             var act = prepare(xn, for: layer.q, rows: nT)
             if layer.k.activationType == layer.q.activationType && layer.v.activationType == layer.q.activationType {
-                matmul([(layer.q, q), (layer.k, k), (layer.v, v)], act, rows: nT)
+                matmul(layer.q, q, layer.k, k, layer.v, v, act, rows: nT)
             } else {
                 matmul(layer.q, act, rows: nT, into: q)
                 act = prepare(xn, for: layer.k, rows: nT)
@@ -160,11 +175,9 @@ final class Transformer: @unchecked Sendable {
             }
             let neox: Int32 = c.ropeNeoX ? 1 : 0
             let local = c.isLocalLayer[li]
-            let (base, freqScale) = local ? (c.ropeFreqBaseLocal, Float(1)) : (c.ropeFreqBase, c.ropeFreqScale)
-            ra_rope(pool, q, Int64(nT), Int64(qDim), Int64(c.headCount), Int64(hd), positions, Int32(c.ropeDimensionCount),
-                    base, freqScale, ropeFactors, neox)
-            ra_rope(pool, k, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), positions, Int32(c.ropeDimensionCount),
-                    base, freqScale, ropeFactors, neox)
+            let angles = local ? ropeLocal : ropeGlobal
+            ra_rope_cached(pool, q, Int64(nT), Int64(qDim), Int64(c.headCount), Int64(hd), ropeDims, angles, neox)
+            ra_rope_cached(pool, k, Int64(nT), Int64(kvDim), Int64(c.headCountKV), Int64(hd), ropeDims, angles, neox)
             if scalesQueries { ra_scale(pool, q, c.attentionScale, Int64(nT * qDim)) }
             // The cache is head-major: a layer's kv head g holds its positions' rows of hd halves one after the other
             // (at g × contextLength × hd), so attention streams each head's K and V contiguously.
@@ -198,7 +211,7 @@ final class Transformer: @unchecked Sendable {
             }
             act = prepare(xn, for: layer.gate, rows: nR)
             if layer.up.activationType == layer.gate.activationType {
-                matmul([(layer.gate, gate), (layer.up, up)], act, rows: nR)
+                matmul(layer.gate, gate, layer.up, up, nil, nil, act, rows: nR)
             } else {
                 matmul(layer.gate, act, rows: nR, into: gate)
                 act = prepare(xn, for: layer.up, rows: nR)
@@ -244,13 +257,21 @@ final class Transformer: @unchecked Sendable {
                       Int64(rows), out, Int64(m.rows))
     }
 
-    /// Several products of the same activations in one pass of the pool.
-    private func matmul(_ jobs: [(WeightMatrix, UnsafeMutablePointer<Float>)], _ act: UnsafeRawPointer, rows: Int) {
-        let list = jobs.map { m, out in
+    /// Two or three products of the same activations in one pass of the pool (m3 and out3 nil for two).
+    private func matmul(_ m1: WeightMatrix, _ out1: UnsafeMutablePointer<Float>, _ m2: WeightMatrix, _ out2: UnsafeMutablePointer<Float>,
+                        _ m3: WeightMatrix?, _ out3: UnsafeMutablePointer<Float>?, _ act: UnsafeRawPointer, rows: Int) {
+        func job(_ m: WeightMatrix, _ out: UnsafeMutablePointer<Float>) -> ra_matmul_job {
             ra_matmul_job(weight_type: Int32(bitPattern: m.type.rawValue), w: m.data, n: Int64(m.columns), rows: Int64(m.rows),
                           x: act, nb: Int64(rows), out: out, out_stride: Int64(m.rows))
         }
-        list.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
+        jobs[0] = job(m1, out1)
+        jobs[1] = job(m2, out2)
+        var count: Int32 = 2
+        if let m3, let out3 {
+            jobs[2] = job(m3, out3)
+            count = 3
+        }
+        ra_matmul_jobs(pool, jobs, count)
     }
 
     private func addBias(_ b: [Float], to y: UnsafeMutablePointer<Float>, n: Int, rows: Int) {

@@ -85,6 +85,26 @@ RA_AVX2_INLINE float b32_half(const uint8_t *blk, int o) {
     return ra_f16_table[h];
 }
 
+// The scales of one activation row of nblk blocks as the 32-element kernels take them, converted once per product
+// (ra_matmul_side; a kernel given none converts them itself): d[j] = block j's d, s[j] = its s for Q8_1 activations
+// (the types with a min), else the sum of its 32 quants (the rows kernel takes o · Σy off the signed 4- and 5-bit
+// types' unsigned sums; exact in float, |Σy| <= 4064). By F16C, not ra_f16_table (the same values): ra_matmul_jobs
+// converts before any kernel has been resolved, and the table is only filled then.
+RA_AVX2_INLINE void b32_xscales(const uint8_t *X, int64_t nblk, float *d, float *s, const int t) {
+    for (int64_t j = 0; j < nblk; j++) {
+        const uint8_t *blk = X + j * b32_xbytes(t);
+        uint16_t h[2];
+        memcpy(h, blk, sizeof h);
+        d[j] = h2f(h[0]);
+        if (b32_min(t)) {
+            s[j] = h2f(h[1]);
+        } else {
+            const __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(blk + b32_xqs(t)));
+            s[j] = (float)hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)));
+        }
+    }
+}
+
 // The 32 quants of weight block blk in element order, unsigned (0..15, 0..31; Q8_0: its int8 quants).
 RA_AVX2_INLINE __m256i b32_quants_raw(const uint8_t *blk, const int t) {
     const __m256i b4 = _mm256_set1_epi8(0x10);
@@ -214,10 +234,11 @@ float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x);
 void ra_avx2_multi_q4_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 void ra_avx2_multi_q5_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 void ra_avx2_multi_q6_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
-// The decode rows kernels of the AVX2 table that live in dot_avx2_k_rows.c (ra_dot_rows_fn).
-void ra_avx2_rows_q4_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out);
-void ra_avx2_rows_q5_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out);
-void ra_avx2_rows_q6_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out);
+// The decode rows kernels of the AVX2 table that live in dot_avx2_k_rows.c (ra_dot_rows_fn; the K-quant activations
+// carry their scale as a float, so `side` is unused).
+void ra_avx2_rows_q4_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_q5_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_q6_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
 
 #endif
 #endif

@@ -216,7 +216,7 @@ static int ra_is_b32(int weight_type) {
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
-    if (nb > 1 && n % 32 == 0 && ra_is_b32(weight_type) && ra_kernel_path() == RA_PATH_AVX2) return 2 * (n / 32) * nb;
+    if (nb >= 1 && n % 32 == 0 && ra_is_b32(weight_type) && ra_kernel_path() == RA_PATH_AVX2) return 2 * (n / 32) * nb;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -289,7 +289,7 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
     const uint8_t *W = w, *X = x;
     if (nb == 1) {
         // decode: stream the weights once
-        if (rows) rows(n, W + r0 * wrow, wrow, r1 - r0, X, out + r0);
+        if (rows) rows(n, W + r0 * wrow, wrow, r1 - r0, X, side, out + r0);
         else for (int64_t r = r0; r < r1; r++) out[r] = dot(n, W + r * wrow, X);
         return;
     }

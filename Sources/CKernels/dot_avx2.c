@@ -63,8 +63,8 @@ RA_AVX2 static float dot_bf16(int64_t n, const void *w, const void *x) {
     return s;
 }
 
-// Decode over many weight rows, in dot_b32's order bit for bit. The activation row's scales (d, and s of Q8_1) become
-// floats once per call; a group of 4 weight blocks gets its scales from one F16C conversion of 4 words (d and m of
+// Decode over many weight rows, in dot_b32's order bit for bit. The activation row's scales (d, and s of Q8_1 or the
+// block sums of Q8_0, b32_xscales) come as floats converted once per product (ops_matmul.c), or once per call; a group of 4 weight blocks gets its scales from one F16C conversion of 4 words (d and m of
 // each block) instead of 8 table look-ups. (A row·vector dot spent about as many instructions on its scales as on
 // its quants: SmolLM2's 576-column Q4_1 rows, bench/results/engine-notes.md.)
 // Rows of up to 512 blocks (16384 columns) take the rows kernel (its per-call tables: ~35 KB of stack); longer ones
@@ -85,24 +85,25 @@ RA_AVX2_INLINE __m256 b32_wscales4(const uint8_t *a, const int wb, const int cnt
     return _mm256_permutevar8x32_ps(b32_wscales_dm(a, wb, cnt), _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
 }
 
-// The int32 sums of blocks [0, cnt) of weight row a with the activation blocks at b, the signed 4- and 5-bit types
-// from their unsigned quants: sum (q - o) · y = sum q · y - o · sum y, with o · sum y of each activation block in off
-// (the same exact integers as b32_isum4, two sign operations and a subtraction fewer per block).
-RA_AVX2_INLINE __m128i rows_b32_isum4(const uint8_t *a, const uint8_t *b, const int32_t *off, const int cnt, const int t) {
-    if (!b32_offset(t)) return b32_isum4(a, b, cnt, t);
+// The sums of blocks [0, cnt) of weight row a with the activation blocks at b, as floats, the signed 4- and 5-bit types
+// from their unsigned quants: sum (q - o) · y = sum q · y - o · sum y, with sum y of each activation block in sy (the
+// same exact integers as b32_isum4, two sign operations and a subtraction fewer per block; every term is an integer
+// under 2^24 in magnitude, so the float fnmadd is exact).
+RA_AVX2_INLINE __m128 rows_b32_fsum4(const uint8_t *a, const uint8_t *b, const float *sy, const int cnt, const int t) {
+    if (!b32_offset(t)) return _mm_cvtepi32_ps(b32_isum4(a, b, cnt, t));
     const int wb = b32_wbytes(t), xb = b32_xbytes(t), xq = b32_xqs(t);
     __m256i p[4];
     for (int k = 0; k < 4; k++)
         p[k] = k < cnt ? _mm256_maddubs_epi16(b32_quants_raw(a + k * wb, t), _mm256_loadu_si256((const __m256i *)(b + k * xb + xq)))
                        : _mm256_setzero_si256();
-    return _mm_sub_epi32(hsum4_epi16(p[0], p[1], p[2], p[3]), _mm_loadu_si128((const __m128i *)off));
+    return _mm_fnmadd_ps(_mm_set1_ps((float)b32_offset(t)), _mm_loadu_ps(sy), _mm_cvtepi32_ps(hsum4_epi16(p[0], p[1], p[2], p[3])));
 }
 
-RA_AVX2_INLINE __m128 rows_b32_group(const uint8_t *a, const uint8_t *b, const float *dx, const float *sx, const int32_t *off,
-                                     const int cnt, __m128 acc, const int t) {
+// sx: the activation blocks' s (types with a min) or sums (b32_xscales); lanes past cnt are read but not used.
+RA_AVX2_INLINE __m128 rows_b32_group(const uint8_t *a, const uint8_t *b, const float *dx, const float *sx, const int cnt, __m128 acc,
+                                     const int t) {
     const __m256 sc = b32_wscales4(a, b32_wbytes(t), cnt);
-    const __m128i isum = rows_b32_isum4(a, b, off, cnt, t);
-    __m128 r = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(_mm256_castps256_ps128(sc), _mm_loadu_ps(dx)), acc);
+    __m128 r = _mm_fmadd_ps(rows_b32_fsum4(a, b, sx, cnt, t), _mm_mul_ps(_mm256_castps256_ps128(sc), _mm_loadu_ps(dx)), acc);
     if (b32_min(t)) r = _mm_fmadd_ps(_mm256_extractf128_ps(sc, 1), _mm_loadu_ps(sx), r);
     return b32_chains(acc, r, cnt);
 }
@@ -117,7 +118,7 @@ typedef struct { uint8_t y[128]; float dx[8], sx[8]; int32_t off[8]; } b32_pair_
 RA_AVX2_INLINE int b32_paired(const int t) { return t == B32_Q4_0 || t == B32_Q4_1; }
 
 // Group g of the activation row (blocks 4g..4g+3) in the layout of rows_b32_pairs.
-RA_AVX2_INLINE void b32_pair_pack(const uint8_t *X, const float *dx, const float *sx, const int32_t *off, b32_pair_group *g, const int t) {
+RA_AVX2_INLINE void b32_pair_pack(const uint8_t *X, const float *dx, const float *sx, b32_pair_group *g, const int t) {
     const int xb = b32_xbytes(t), xq = b32_xqs(t);
     for (int p = 0; p < 2; p++) {
         const uint8_t *y0 = X + (2 * p) * xb + xq, *y1 = X + (2 * p + 1) * xb + xq;
@@ -129,8 +130,8 @@ RA_AVX2_INLINE void b32_pair_pack(const uint8_t *X, const float *dx, const float
     static const int lane_block[8] = {0, 0, 2, 2, 1, 1, 3, 3};
     for (int l = 0; l < 8; l++) {
         g->dx[l] = dx[lane_block[l]];
-        g->sx[l] = sx[lane_block[l]];
-        g->off[l] = off[lane_block[l]];
+        g->sx[l] = b32_min(t) ? sx[lane_block[l]] : 0.0f;
+        g->off[l] = b32_offset(t) * (int32_t)sx[lane_block[l]];   // o · sum y (sx: the block sums, exact integers)
     }
 }
 
@@ -155,7 +156,10 @@ RA_AVX2_INLINE __m256 rows_b32_pairs(const uint8_t *a, const b32_pair_group *g, 
     return acc;
 }
 
-RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out, const int t) {
+// side: the activation row's scales from ra_matmul_side (nblk d, then nblk s or sums, and 4 floats that may be read
+// past them), or NULL to convert them here.
+RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out,
+                             const int t) {
     const uint8_t *W = w, *X = x;
     const int wb = b32_wbytes(t), xb = b32_xbytes(t);
     const int64_t nblk = n / 32;
@@ -163,22 +167,19 @@ RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t row
         for (int64_t r = 0; r < rows; r++) out[r] = dot_b32(n, W + r * wrow, x, t);
         return;
     }
-    float dx[B32_ROWS_MAX_BLOCKS + 4], sx[B32_ROWS_MAX_BLOCKS + 4];
-    int32_t off[B32_ROWS_MAX_BLOCKS + 4];
-    for (int64_t i = 0; i < nblk + 4; i++) {
-        dx[i] = i < nblk ? b32_half(X + i * xb, 0) : 0.0f;
-        sx[i] = i < nblk && b32_min(t) ? b32_half(X + i * xb, 2) : 0.0f;
-        off[i] = 0;
-        if (i < nblk && b32_offset(t)) {
-            const __m256i y = _mm256_loadu_si256((const __m256i *)(X + i * xb + b32_xqs(t)));
-            off[i] = b32_offset(t) * hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)));
-        }
+    float own[2 * B32_ROWS_MAX_BLOCKS + 4];
+    if (!side) {
+        b32_xscales(X, nblk, own, own + nblk, t);
+        memset(own + 2 * nblk, 0, 4 * sizeof(float));
+        side = own;
     }
+    const float *dx = side, *sx = side + nblk;
     b32_pair_group pg[b32_paired(t) ? B32_ROWS_MAX_BLOCKS / 4 : 1];
     if (b32_paired(t))
-        for (int64_t i = 0; i + 4 <= nblk; i += 4) b32_pair_pack(X + i * xb, dx + i, sx + i, off + i, &pg[i / 4], t);
+        for (int64_t i = 0; i + 4 <= nblk; i += 4) b32_pair_pack(X + i * xb, dx + i, sx + i, &pg[i / 4], t);
     for (int64_t r = 0; r < rows; r++) {
         const uint8_t *a = W + r * wrow;
+        ra_prefetch_far(a);
         __m128 acc = _mm_setzero_ps();   // lane c: chain c
         int64_t i = 0;
         if (b32_paired(t)) {
@@ -191,23 +192,33 @@ RA_AVX2_INLINE void rows_b32(int64_t n, const void *w, int64_t wrow, int64_t row
         }
         for (; i + 4 <= nblk; i += 4) {
             ra_prefetch_ahead(a + i * wb, 4 * (size_t)wb);
-            acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 4, acc, t);
+            acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, 4, acc, t);
         }
         switch (nblk - i) {
-        case 1: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 1, acc, t); break;
-        case 2: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 2, acc, t); break;
-        case 3: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, off + i, 3, acc, t); break;
+        case 1: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, 1, acc, t); break;
+        case 2: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, 2, acc, t); break;
+        case 3: acc = rows_b32_group(a + i * wb, X + i * xb, dx + i, sx + i, 3, acc, t); break;
         default: break;
         }
         const __m128 h = _mm_add_ps(acc, _mm_movehdup_ps(acc));
         out[r] = _mm_cvtss_f32(_mm_add_ss(h, _mm_movehl_ps(h, h)));
     }
 }
-RA_AVX2 static void rows_q8_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q8_0); }
-RA_AVX2 static void rows_q4_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q4_0); }
-RA_AVX2 static void rows_q5_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q5_0); }
-RA_AVX2 static void rows_q4_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q4_1); }
-RA_AVX2 static void rows_q5_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_b32(n, w, wrow, rows, x, out, B32_Q5_1); }
+RA_AVX2 static void rows_q8_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    rows_b32(n, w, wrow, rows, x, side, out, B32_Q8_0);
+}
+RA_AVX2 static void rows_q4_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    rows_b32(n, w, wrow, rows, x, side, out, B32_Q4_0);
+}
+RA_AVX2 static void rows_q5_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    rows_b32(n, w, wrow, rows, x, side, out, B32_Q5_0);
+}
+RA_AVX2 static void rows_q4_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    rows_b32(n, w, wrow, rows, x, side, out, B32_Q4_1);
+}
+RA_AVX2 static void rows_q5_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    rows_b32(n, w, wrow, rows, x, side, out, B32_Q5_1);
+}
 
 RA_AVX2 static float dot_q8_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q8_0); }
 RA_AVX2 static float dot_q4_0(int64_t n, const void *w, const void *x) { return dot_b32(n, w, x, B32_Q4_0); }

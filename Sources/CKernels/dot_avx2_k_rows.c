@@ -157,8 +157,17 @@ RA_AVX2_INLINE void rows_k(int64_t n, const void *w, int64_t wrow, int64_t rows,
     default: break;
     }
 }
-RA_AVX2 void ra_avx2_rows_q4_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_k(n, w, wrow, rows, x, out, 4); }
-RA_AVX2 void ra_avx2_rows_q5_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_k(n, w, wrow, rows, x, out, 5); }
-RA_AVX2 void ra_avx2_rows_q6_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out) { rows_k(n, w, wrow, rows, x, out, 6); }
+RA_AVX2 void ra_avx2_rows_q4_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    (void)side;
+    rows_k(n, w, wrow, rows, x, out, 4);
+}
+RA_AVX2 void ra_avx2_rows_q5_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    (void)side;
+    rows_k(n, w, wrow, rows, x, out, 5);
+}
+RA_AVX2 void ra_avx2_rows_q6_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    (void)side;
+    rows_k(n, w, wrow, rows, x, out, 6);
+}
 
 #endif

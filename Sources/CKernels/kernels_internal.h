@@ -103,6 +103,21 @@ static inline __attribute__((always_inline)) void ra_prefetch_ahead(const void *
 #endif
 }
 
+// Decode's rows kernels (one activation row against a run of weight rows) also prefetch one line RA_PREFETCH_FAR
+// bytes ahead once per weight row, into a page the 4 KiB-ahead prefetches reach only later. Its TLB miss (and on a
+// VM the nested page walk) then overlaps the streaming instead of stalling it: on the AVX2 EPYC VM the Q8_0 rows
+// kernel streamed a Qwen3-0.6B-shaped file at ~1.2x the rate from 4 KiB pages (and ~1.1x from 2 MiB ones), with
+// 8, 16 or 32 KiB alike (bench/results/engine-notes.md, "TLB").
+#define RA_PREFETCH_FAR 16384
+
+static inline __attribute__((always_inline)) void ra_prefetch_far(const void *p) {
+#ifdef RA_NO_PREFETCH
+    (void)p;
+#else
+    __builtin_prefetch((const void *)((uintptr_t)p + RA_PREFETCH_FAR), 0, 3);
+#endif
+}
+
 typedef float (*ra_dot_fn)(int64_t n, const void *w, const void *x);
 // Computes nx dot products of one weight row with nx activation rows x_stride bytes apart.
 typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t x_stride, int nx, float *out, int64_t out_stride);
@@ -112,8 +127,9 @@ enum { RA_DI_F32, RA_DI_F16, RA_DI_BF16, RA_DI_Q4_0, RA_DI_Q4_1, RA_DI_Q5_0, RA_
        RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_COUNT };
 
 // Decode: out[r] = the dot of weight row r (rows of wrow bytes from w) with one activation row, r < rows, bit for bit
-// what the same table's dot gives (a kernel over many rows converts the activation row's scales once per call).
-typedef void (*ra_dot_rows_fn)(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, float *out);
+// what the same table's dot gives. side: the activation row's scales from ra_matmul_side (converted once per product),
+// or NULL for the kernel to convert them per call.
+typedef void (*ra_dot_rows_fn)(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
 
 typedef struct {
     ra_dot_fn dot[RA_DI_COUNT];          // NULL: fall back to the next lower path
@@ -232,8 +248,9 @@ static inline int ra_x86_simd_ops(void) {
 }
 #endif
 
-// Batches whose activation scales are converted once per product (ops_matmul.c). ra_matmul_side_floats: how many
-// floats of scales ra_matmul_rows_side takes for this product on the calling thread's path (0: none, pass NULL);
+// Products whose activation scales are converted once (ops_matmul.c): the AVX2 batches and decode rows of the
+// 32-element types. ra_matmul_side_floats: how many floats of scales ra_matmul_rows_side takes for this product on
+// the calling thread's path (0: none, pass NULL; the buffer needs 4 floats more, which kernels may read but not use);
 // ra_matmul_side fills them; ra_thread_side_buffer: the calling thread's buffer for them (grown on demand, NULL when
 // out of memory). ra_matmul_rows_side is ra_matmul_rows with those scales (or NULL) given.
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb);

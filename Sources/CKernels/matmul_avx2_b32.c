@@ -136,19 +136,10 @@ RA_AVX2_INLINE void b32_panel8_run(int64_t nblk, const void *panel, const uint8_
     }
 }
 
-// The activation scales of nb rows as the panels take them: per row nblk d then nblk s (Q8_0: s = 0), as floats.
-// F16C, not ra_f16_table (the same values): ra_matmul_jobs calls this before any kernel has been resolved, and the
-// table is only filled then (a first prompt in a process multiplied with zero scales).
+// The activation scales of nb rows: per row nblk d then nblk s (b32_xscales; the panels read s for the types with a
+// min only).
 RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *side, const int t) {
-    const int64_t xrow = nblk * b32_xbytes(t);
-    for (int64_t b = 0; b < nb; b++)
-        for (int64_t j = 0; j < nblk; j++) {
-            const uint8_t *blk = X + b * xrow + j * b32_xbytes(t);
-            uint16_t h[2];
-            memcpy(h, blk, sizeof h);
-            side[2 * b * nblk + j] = h2f(h[0]);
-            side[2 * b * nblk + nblk + j] = b32_min(t) ? h2f(h[1]) : 0.0f;
-        }
+    for (int64_t b = 0; b < nb; b++) b32_xscales(X + b * nblk * b32_xbytes(t), nblk, side + 2 * b * nblk, side + 2 * b * nblk + nblk, t);
 }
 
 // MARK: - Q4_1 batches on 16 weight rows

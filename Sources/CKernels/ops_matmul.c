@@ -153,7 +153,7 @@ static void ra_mm_sides(ra_mm_ctx *c) {
         total += need[i];
         c->side[i] = NULL;
     }
-    float *buf = total > 0 ? ra_thread_side_buffer(total) : NULL;
+    float *buf = total > 0 ? ra_thread_side_buffer(total + 4) : NULL;   // (4 floats that kernels may read past the end)
     if (!buf) return;
     for (int i = 0; i < c->count; i++) {
         if (need[i] == 0) continue;

@@ -16,8 +16,49 @@ func bytes<T: FixedWidthInteger>(_ values: [T]) -> [UInt8] {
     values.flatMap { v in withUnsafeBytes(of: v.littleEndian) { Array($0) } }
 }
 
+/// /proc/self/NAME as text. The kernel generates it a chunk per read(): one large buffer, so that other tests mapping
+/// and unmapping files meanwhile cannot make an entry slip between chunks.
+private func procSelf(_ name: String) -> String {
+    let fd = open("/proc/self/" + name, O_RDONLY)
+    guard fd >= 0 else { return "" }
+    defer { close(fd) }
+    var text: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 1 << 22)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n <= 0 { break }
+        text += buffer[0..<n]
+    }
+    return String(decoding: text, as: UTF8.self)
+}
+
+/// The `field` line (e.g. "Rss:") of every mapping of the file at `path` in /proc/self/smaps, in address order.
+private func smapsLines(of path: String, field: String) -> [Substring] {
+    var result: [Substring] = []
+    var inside = false
+    for line in procSelf("smaps").split(separator: "\n") {
+        if line.first?.isHexDigit == true && line.contains("-") && line.split(separator: " ").count >= 5 {
+            inside = line.hasSuffix(path)
+        } else if inside && line.hasPrefix(field) {
+            result.append(line)
+        }
+    }
+    return result
+}
+
 @Suite("GGUF reader round trip with the writer")
 struct GGUFReaderRoundTripTests {
+    /// A tiny Qwen3-shaped Q8_0 model (64 wide, head_dim 32, FFN 96).
+    static var tinyQwen3Q8: TinyModelSpec {
+        var spec = TinyModelSpec()
+        spec.architecture = .qwen3
+        spec.weightType = .q8_0
+        spec.embeddingLength = 64
+        spec.headDim = 32
+        spec.feedForwardLength = 96
+        return spec
+    }
+
     static let everyScalar: [(String, GGUFValue)] = [
         ("t.u8", .uint8(250)), ("t.i8", .int8(-7)), ("t.u16", .uint16(65_000)), ("t.i16", .int16(-30_000)),
         ("t.u32", .uint32(4_000_000_000)), ("t.i32", .int32(-2_000_000_000)),
@@ -182,12 +223,7 @@ struct GGUFReaderRoundTripTests {
 
     @Test("a tiny random model is deterministic per seed and lays out llama.cpp tensor names")
     func tinyModel() throws {
-        var spec = TinyModelSpec()
-        spec.architecture = .qwen3
-        spec.weightType = .q8_0
-        spec.embeddingLength = 64
-        spec.headDim = 32
-        spec.feedForwardLength = 96
+        var spec = Self.tinyQwen3Q8
         spec.tiedOutput = true
         let a = GGUFWriter.tinyModel(spec).data()
         #expect(a == GGUFWriter.tinyModel(spec).data())
@@ -206,6 +242,25 @@ struct GGUFReaderRoundTripTests {
         #expect(file.stringArray("tokenizer.ggml.tokens")?[3 + 10] == "<0x0A>")
     }
 
+    @Test("loading a model advises huge pages for its whole mapping (the smaps VmFlags say hg)",
+          .enabled(if: FileManager.default.fileExists(atPath: "/sys/kernel/mm/transparent_hugepage/enabled"),
+                   "needs Linux with transparent huge pages"))
+    func modelMappingAdvisedHugePages() throws {
+        let spec = Self.tinyQwen3Q8
+        let dir = try TemporaryDirectory(prefix: "gguf-huge")
+        defer { dir.remove() }
+        let path = dir.path + "/huge.gguf"
+        try GGUFWriter.tinyModel(spec).write(to: path)
+        // The VmFlags of every mapping of this path (madvise may split it into several).
+        func flags() -> [Substring] { smapsLines(of: path, field: "VmFlags:") }
+        let file = try GGUFFile(path: path)
+        #expect(flags().allSatisfy { !$0.contains(" hg") }, "a file opened for inspection is not advised")
+        let model = try GGUFModel(file: file)
+        let advised = flags()
+        #expect(!advised.isEmpty && advised.allSatisfy { $0.contains(" hg") }, "\(advised)")
+        #expect(model.vocabularySize == spec.vocabSize)
+    }
+
     @Test("the mapping is read-only and private, and goes away with the file object",
           .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/maps"), "needs Linux /proc"))
     func mappingLifetime() throws {
@@ -215,21 +270,7 @@ struct GGUFReaderRoundTripTests {
         defer { dir.remove() }
         let path = dir.path + "/mapped.gguf"
         try w.write(to: path)
-        // /proc/self/maps is generated a chunk per read(): read it with one large buffer so that other
-        // tests mapping and unmapping files meanwhile cannot make an entry slip between chunks.
-        func mappings() -> [Substring] {
-            let fd = open("/proc/self/maps", O_RDONLY)
-            guard fd >= 0 else { return [] }
-            defer { close(fd) }
-            var text: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1 << 22)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                text += buffer[0..<n]
-            }
-            return String(decoding: text, as: UTF8.self).split(separator: "\n").filter { $0.hasSuffix(path) }
-        }
+        func mappings() -> [Substring] { procSelf("maps").split(separator: "\n").filter { $0.hasSuffix(path) } }
         var file: GGUFFile? = try GGUFFile(path: path)
         var lines = mappings()
         for _ in 0..<5 where lines.isEmpty { lines = mappings() }
@@ -258,26 +299,7 @@ struct GGUFReaderRoundTripTests {
         try w.write(to: path)
         /// Resident kB of this file's mapping, from its /proc/self/smaps entry.
         func residentKB() -> Int? {
-            let fd = open("/proc/self/smaps", O_RDONLY)
-            guard fd >= 0 else { return nil }
-            defer { close(fd) }
-            var raw: [UInt8] = []
-            var buffer = [UInt8](repeating: 0, count: 1 << 22)
-            while true {
-                let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if n <= 0 { break }
-                raw += buffer[0..<n]
-            }
-            let text = String(decoding: raw, as: UTF8.self)
-            var inside = false
-            for line in text.split(separator: "\n") {
-                if line.first?.isHexDigit == true && line.contains("-") && line.split(separator: " ").count >= 5 {
-                    inside = line.hasSuffix(path)
-                } else if inside && line.hasPrefix("Rss:") {
-                    return line.split(separator: " ").dropFirst().first.flatMap { Int($0) }
-                }
-            }
-            return nil
+            smapsLines(of: path, field: "Rss:").first.flatMap { $0.split(separator: " ").dropFirst().first.flatMap { Int($0) } }
         }
         let file = try GGUFFile(path: path)
         #expect(file.dataOffset > 1_000_000)

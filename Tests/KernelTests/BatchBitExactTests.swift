@@ -59,18 +59,18 @@ extension DotProductTests {
 }
 
 extension DotProductTests {
-    @Test("ra_matmul_jobs over the pool (activation scales converted once per product, shared by jobs on the same activations) equals ra_matmul_rows bit for bit",
-          arguments: b32Types)
-    func jobsShareActivationScales(_ t: KType) throws {
-        var rng = SeededRandom(seed: 7177 + UInt64(t.id))
+    @Test("ra_matmul_jobs over the pool (activation scales converted once per product, shared by jobs on the same activations) equals ra_matmul_rows bit for bit, batches and decode (nb = 1: the rows kernels take the scales too)",
+          arguments: b32Types, [6, 1])
+    func jobsShareActivationScales(_ t: KType, nb: Int) throws {
+        var rng = SeededRandom(seed: 7177 + UInt64(t.id) + UInt64(nb))
         let pool = try #require(ra_pool_create(2))
         defer { ra_pool_destroy(pool) }
         // three products of the same activations (as q, k and v), then one of other activations with more columns
         let shapes = [(rows: 72, n: 160), (rows: 24, n: 160), (rows: 40, n: 160), (rows: 48, n: 320)]
-        let nb = 6
-        let ws = shapes.map { s in (0..<s.rows).flatMap { _ in Kernels.randomWeights(t, s.n, &rng) } }
-        let xa = (0..<nb).flatMap { _ in Kernels.randomActivations(t, 160, &rng) }
-        let xb = (0..<nb).flatMap { _ in Kernels.randomActivations(t, 320, &rng) }
+        let extreme = nb == 1   // decode: the largest block sums (the signed 4- and 5-bit types take o · Σy off)
+        let ws = shapes.map { s in (0..<s.rows).flatMap { _ in Kernels.randomWeights(t, s.n, &rng, extreme: extreme) } }
+        let xa = (0..<nb).flatMap { _ in Kernels.randomActivations(t, 160, &rng, extreme: extreme) }
+        let xb = (0..<nb).flatMap { _ in Kernels.randomActivations(t, 320, &rng, extreme: extreme) }
         // one buffer each for the weights, the activations and the outputs; jobs point into them
         let wAll = ws.flatMap { $0 }, xAll = xa + xb
         let wOff = ws.indices.map { i in ws[0..<i].reduce(0) { $0 + $1.count } }

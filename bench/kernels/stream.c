@@ -4,9 +4,13 @@
 //
 //   stream MODEL.gguf TENSORS.txt THREADS [STEPS]
 // TENSORS.txt: one line per tensor "name type offset columns rows" (offsets absolute in the file).
+// STREAM_PAGES=4k or 2m: read the weights from an anonymous copy of the file instead, on pages of that size
+// (madvise MADV_NOHUGEPAGE / MADV_HUGEPAGE), to see what the TLB costs the kernels; the mapping's own page sizes
+// depend on how the page cache holds the file (the line printed says how much of it was PMD-mapped).
 #include "ckernels.h"
 #include "ra_ops.h"
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +29,23 @@ static double now(void) {
     struct timespec t;
     clock_gettime(cpu ? CLOCK_THREAD_CPUTIME_ID : CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+// How much of the mapping at p is mapped by 2 MiB pages (from /proc/self/smaps).
+static void print_pmd_mapped(const void *p) {
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f) return;
+    char line[256], head[32];
+    snprintf(head, sizeof head, "%lx-", (unsigned long)(uintptr_t)p);
+    int inside = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (strchr(line, '-') && strncmp(line, head, strlen(head)) == 0) inside = 1;
+        else if (inside && strncmp(line, getenv("STREAM_PAGES") && *getenv("STREAM_PAGES") ? "AnonHugePages:" : "FilePmdMapped:", 14) == 0) {
+            printf("weights %s %s", getenv("STREAM_PAGES") && *getenv("STREAM_PAGES") ? getenv("STREAM_PAGES") : "mapped from the file:", line);
+            break;
+        }
+    }
+    fclose(f);
 }
 
 int main(int argc, char **argv) {
@@ -46,6 +67,19 @@ int main(int argc, char **argv) {
     if (fd < 0 || fstat(fd, &st) != 0) { perror(argv[1]); return 2; }
     const unsigned char *base = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED) { perror("mmap"); return 2; }
+    const char *pages = getenv("STREAM_PAGES");
+    if (pages && !*pages) pages = NULL;
+    if (pages && (strcmp(pages, "4k") == 0 || strcmp(pages, "2m") == 0)) {
+        const size_t huge = (size_t)2 << 20, size = ((size_t)st.st_size + huge - 1) / huge * huge;
+        unsigned char *raw = mmap(NULL, size + huge, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (raw == MAP_FAILED) { perror("mmap"); return 2; }
+        unsigned char *copy = (unsigned char *)(((uintptr_t)raw + huge - 1) & ~(uintptr_t)(huge - 1));
+        if (madvise(copy, size, strcmp(pages, "2m") == 0 ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) != 0) perror("madvise");
+        memcpy(copy, base, (size_t)st.st_size);
+        munmap((void *)base, (size_t)st.st_size);
+        base = copy;
+    }
+    print_pmd_mapped(base);
     for (int i = 0; i < nt; i++) {
         const long bytes = (long)ra_row_bytes(t[i].type, t[i].n) * t[i].rows;
         if (t[i].off < 0 || bytes < 0 || t[i].off + bytes > st.st_size) { fprintf(stderr, "%s lies outside the file\n", t[i].name); return 2; }

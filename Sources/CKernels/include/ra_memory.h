@@ -20,6 +20,11 @@ void ra_free_pages(void *ptr, size_t bytes);
 /// Returns 1 when memory was released, 0 when there was nothing to release or the allocator cannot.
 int ra_release_free_memory(void);
 
+/// Asks for [p, p + bytes) to be backed by huge pages where the system has them (Linux: madvise MADV_HUGEPAGE on the
+/// pages it overlaps, which must all be mapped; for a file mapping, pages the page cache reads in afterwards come in folios of up to
+/// 2 MiB that one TLB entry maps). Returns 1 when asked, 0 where there are none or the system refused.
+int ra_advise_huge_pages(void *p, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -7,6 +7,7 @@ import Darwin
 #elseif canImport(Darwin)
 import Darwin
 #endif
+import CKernels
 
 /// A GGUF model file, memory-mapped read-only and parsed.
 ///
@@ -109,6 +110,16 @@ public final class GGUFFile: @unchecked Sendable {
     /// Asks the kernel to read the tensor data ahead of use (`MADV_WILLNEED`). A hint only.
     public func prefetchTensorData() {
         mapping.advise(MADV_WILLNEED, from: dataOffset)
+    }
+
+    /// Asks the kernel to back the whole mapping with huge pages where it has them (Linux: `MADV_HUGEPAGE`; nothing
+    /// elsewhere). Pages the page cache reads in after this come in folios of up to 2 MiB, each mapped by one TLB entry
+    /// instead of 512: decode streams every weight once per token, and on 4 KiB pages a TLB miss every 4 KiB held the
+    /// row kernels to ~0.8× of their rate on 2 MiB pages (bench/results/engine-notes.md). Pages already cached keep the
+    /// size they were read or written with. A hint only; returns whether the kernel took it.
+    @discardableResult
+    public func adviseHugePages() -> Bool {
+        ra_advise_huge_pages(mapping.base, mapping.size) != 0
     }
 
     /// Tells the kernel tensor data will be accessed at random (`MADV_RANDOM`), turning off

@@ -68,6 +68,8 @@ public final class GGUFModel: @unchecked Sendable {
         // left over from parsing, so the resident size after load is the tables, not them twice.
         file.releaseHeaderPages()
         ra_release_free_memory()
+        // Huge pages first, so that the read-ahead below and the first forward pass fill the page cache in 2 MiB folios.
+        file.adviseHugePages()
         // The first forward pass reads every layer's weights: when the file is not in the page cache, asking for all
         // of it now lets the kernel read it in large sequential requests while the caller gets ready, instead of
         // page faults one read-ahead window at a time in the middle of the first request. The page cache fills, not

@@ -59,6 +59,8 @@ RA_AVX2_INLINE void rows_k4_pass(int64_t ns, const uint8_t *a0, int64_t wrow, co
             si[k] = _mm256_setzero_si256();
             pm[k] = _mm_setzero_si128();
         }
+        // unrolled, so that the rows' sums stay in registers (rolled, clang kept them on the stack: ~20% more cycles)
+#pragma GCC unroll 4
         for (int k = 0; k < cnt; k++) {
             const uint8_t *a = blk + k * wrow;
             ra_prefetch_ahead(a, (size_t)bb);

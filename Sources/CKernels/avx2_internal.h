@@ -234,11 +234,6 @@ float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x);
 void ra_avx2_multi_q4_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 void ra_avx2_multi_q5_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 void ra_avx2_multi_q6_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
-// The decode rows kernels of the AVX2 table that live in dot_avx2_k_rows.c (ra_dot_rows_fn; the K-quant activations
-// carry their scale as a float, so `side` is unused).
-void ra_avx2_rows_q4_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
-void ra_avx2_rows_q5_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
-void ra_avx2_rows_q6_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
 
 #endif
 #endif

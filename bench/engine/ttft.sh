@@ -45,6 +45,9 @@ trap 'rm -rf "$work"' EXIT
 cp "$MODEL" "$work/model.gguf"
 sync "$work/model.gguf"
 drop() { python3 -c 'import os,sys; fd=os.open(sys.argv[1], os.O_RDONLY); os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED); os.close(fd)' "$1"; }
+# The cached cases start from one page-cache state, the file's pages as 2 MiB folios (bench/engine/pagecache.py):
+# which engine read it last (with or without MADV_HUGEPAGE) would otherwise decide it.
+warm() { python3 bench/engine/pagecache.py huge "$1" > /dev/null; }
 cached() { fincore --bytes --noheadings --output RES "$1" 2>/dev/null | tr -d ' ' || echo "?"; }
 # The prompts (rendered text and our tokens) for llama.cpp come from one warm-up run of ours.
 nice -n 0 "$BIN" "$work/model.gguf" --threads "$THREADS" > "$work/prompts.json"
@@ -56,12 +59,12 @@ for ((r = 0; r < ROUNDS; r++)); do
         out="$work/$C.$r.json"
         case "$C" in
             ours-disk) "$BIN" "$work/model.gguf" --threads "$THREADS" --drop-page-cache > "$out" ;;
-            ours-cached) cat "$work/model.gguf" > /dev/null; "$BIN" "$work/model.gguf" --threads "$THREADS" > "$out" ;;
+            ours-cached) warm "$work/model.gguf"; "$BIN" "$work/model.gguf" --threads "$THREADS" > "$out" ;;
             before-disk) "$BEFORE" "$work/model.gguf" --threads "$THREADS" --drop-page-cache > "$out" ;;
-            before-cached) cat "$work/model.gguf" > /dev/null; "$BEFORE" "$work/model.gguf" --threads "$THREADS" > "$out" ;;
+            before-cached) warm "$work/model.gguf"; "$BEFORE" "$work/model.gguf" --threads "$THREADS" > "$out" ;;
             llama-disk) drop "$work/model.gguf"; echo "{\"pageCacheBytesAtLoad\": \"$(cached "$work/model.gguf")\"}" > "$out.cache"
                         "$PY" bench/engine/ttft_llama.py "$work/model.gguf" "$work/prompts.json" --threads "$THREADS" > "$out" ;;
-            llama-cached) cat "$work/model.gguf" > /dev/null
+            llama-cached) warm "$work/model.gguf"
                           "$PY" bench/engine/ttft_llama.py "$work/model.gguf" "$work/prompts.json" --threads "$THREADS" > "$out" ;;
         esac
         echo "$C $r $(cut -d' ' -f1 /proc/loadavg)" >> "$work/loads"

@@ -11,29 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include "trial.h"
 
 #if defined(__x86_64__)
 extern const ra_dot_table ra_dots_avx2, old_dots_avx2;
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-static uint64_t rng_state = 88172645463325252ull;
-static uint32_t rnd(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return (uint32_t)rng_state;
-}
-
-static int cmp(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
 
 // One pass over matrix k's rows (every other chunk of ch rows when ch < rows).
 static void pass(ra_dot_rows_fn f, int64_t n, const uint8_t *w, int64_t wrow, int64_t rows, int64_t ch, const void *x, float *out) {
@@ -54,14 +35,14 @@ int main(int argc, char **argv) {
     float *xf = malloc((size_t)n * sizeof(float)), *o1 = malloc((size_t)rows * sizeof(float)), *o2 = malloc((size_t)rows * sizeof(float));
     void *X = malloc((size_t)ra_row_bytes(at, n) + 64);
     if (!W || !xf || !o1 || !o2 || !X) { fprintf(stderr, "out of memory\n"); return 2; }
-    for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)rnd();
+    for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)trial_rnd();
     const int64_t bb = ra_type_block_bytes(type);
     for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales (d, and m where the type has one)
-        const uint16_t d = ra_fp32_to_fp16((float)(rnd() % 1000) * 1e-5f + 1e-4f), m = ra_fp32_to_fp16(-(float)(rnd() % 1000) * 1e-4f);
+        const uint16_t d = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f + 1e-4f), m = ra_fp32_to_fp16(-(float)(trial_rnd() % 1000) * 1e-4f);
         memcpy(W + b * bb, &d, 2);
         if (type == RA_Q4_1 || type == RA_Q5_1) memcpy(W + b * bb + 2, &m, 2);
     }
-    for (int64_t i = 0; i < n; i++) xf[i] = (float)((int)(rnd() % 2001) - 1000) * 1e-3f;
+    for (int64_t i = 0; i < n; i++) xf[i] = (float)((int)(trial_rnd() % 2001) - 1000) * 1e-3f;
     ra_quantize_row(at, xf, X, n);
     ra_set_cpu_features_mask(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C);   // fills the F16 table the kernels may use
     ra_vec_dot(type, n, W, X);
@@ -74,15 +55,15 @@ int main(int argc, char **argv) {
     int64_t k = 0, done = 0;
     for (int64_t c = 0; c < rows; c += 2 * ch) done += c + ch < rows ? ch : rows - c;
     for (int t = 0; t < T; t++) {
-        double t0 = now();
+        double t0 = trial_now();
         for (int i = 0; i < inner; i++, k = (k + 1) % nmat) pass(A, n, W + k * mat, wrow, rows, ch, X, o1);
-        ta[t] = (now() - t0) / inner;
-        t0 = now();
+        ta[t] = (trial_now() - t0) / inner;
+        t0 = trial_now();
         for (int i = 0; i < inner; i++, k = (k + 1) % nmat) pass(B, n, W + k * mat, wrow, rows, ch, X, o2);
-        tb[t] = (now() - t0) / inner;
+        tb[t] = (trial_now() - t0) / inner;
     }
-    qsort(ta, T, sizeof(double), cmp);
-    qsort(tb, T, sizeof(double), cmp);
+    qsort(ta, T, sizeof(double), trial_cmp);
+    qsort(tb, T, sizeof(double), trial_cmp);
     const double bytes = (double)(done * wrow);
     printf("type %d n %ld rows %ld chunk %ld, %s: before best %.2f median %.2f GB/s | after best %.2f median %.2f GB/s | after/before best %.3f median %.3f\n",
            type, (long)n, (long)rows, (long)ch, mem ? "from memory" : "in cache", bytes / ta[0] / 1e9, bytes / ta[T / 2] / 1e9,

@@ -8,12 +8,7 @@
 #   ROWS_AB_MEMORY=1 ROWS_AB_CHUNK=48 bench/kernels/rows_ab.sh e330e63 3 576 1536 4
 set -e
 [ $# -ge 1 ] || { echo "usage: $0 BEFORE_COMMIT [TYPE N ROWS DI]" >&2; exit 2; }
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-K="$ROOT/Sources/CKernels"
-CC=gcc
-command -v clang >/dev/null && CC=clang
-OUT=$(mktemp -d)
-trap 'rm -rf "$OUT"' EXIT
+. "$(dirname "$0")/cc.sh"
 (cd "$ROOT" && git show "$1:Sources/CKernels/dot_avx2.c") > "$OUT/old_dot_avx2.c"
 RENAME="-Dra_dots_avx2=old_dots_avx2 -Dra_quantize_row_avx2=old_quantize_row_avx2"
 for f in f16 q4_0 q4_1 q5_0 q5_1 q8_0; do RENAME="$RENAME -Dra_avx2_multi_$f=old_avx2_multi_$f"; done

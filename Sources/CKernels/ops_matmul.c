@@ -68,8 +68,9 @@ static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
 
 static int64_t ra_mm_segment_end(const ra_mm_ctx *c, int s) { return c->end[s]; }
 
-/// Batches: segment s (the item a thread claimed) is a run of consecutive chunks, taken in order, so a thread's next
-/// chunk is most often the rows right after the ones it multiplies (the Q4_1 panels prefetch those, matmul_avx2_b32.c);
+/// Batches and decode tables: segment s (the item a thread claimed) is a run of consecutive chunks, taken in order, so a
+/// thread's next chunk is most often the rows right after the ones it multiplies (the Q4_1 panels and the rows kernels'
+/// line prefetches run into those, matmul_avx2_b32.c, dot_avx2.c);
 /// then the thread helps with the other segments, chunk by chunk, as a thread that lost its CPU would hold them up.
 static void ra_mm_segment_task(void *p, int64_t lo, int64_t hi, int ith) {
     ra_mm_ctx *c = (ra_mm_ctx *)p;

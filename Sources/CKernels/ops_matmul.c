@@ -40,7 +40,8 @@ typedef struct {
     int64_t chunk[RA_MAX_JOBS];      // rows per chunk of each job
     int64_t first[RA_MAX_JOBS + 1];  // index of each job's first chunk; first[count] = total chunks
     const float *side[RA_MAX_JOBS];  // each job's activation scales as floats (ra_matmul_side), or NULL
-    int segments;                    // batches: the chunks split into this many runs of consecutive chunks
+    int segments;                    // the chunks split into this many runs of consecutive chunks (batches, decode tables)
+    int64_t end[RA_MAX_SEGMENTS];    // each segment's end (chunk index)
     _Atomic int64_t next[RA_MAX_SEGMENTS];   // each segment's next unclaimed chunk
     const ra_mm_chunk *table;        // decode: the chunks, in claim order (then chunk/first are unused)
 } ra_mm_ctx;
@@ -65,10 +66,11 @@ static void ra_mm_task(void *p, int64_t lo, int64_t hi, int ith) {
     }
 }
 
-static int64_t ra_mm_segment_end(const ra_mm_ctx *c, int s) { return c->first[c->count] * (s + 1) / c->segments; }
+static int64_t ra_mm_segment_end(const ra_mm_ctx *c, int s) { return c->end[s]; }
 
-/// Batches: segment s (the item a thread claimed) is a run of consecutive chunks, taken in order, so a thread's next
-/// chunk is most often the rows right after the ones it multiplies (the Q4_1 panels prefetch those, matmul_avx2_b32.c);
+/// Batches and decode tables: segment s (the item a thread claimed) is a run of consecutive chunks, taken in order, so a
+/// thread's next chunk is most often the rows right after the ones it multiplies (the Q4_1 panels and the rows kernels'
+/// line prefetches run into those, matmul_avx2_b32.c, dot_avx2.c);
 /// then the thread helps with the other segments, chunk by chunk, as a thread that lost its CPU would hold them up.
 static void ra_mm_segment_task(void *p, int64_t lo, int64_t hi, int ith) {
     ra_mm_ctx *c = (ra_mm_ctx *)p;
@@ -203,6 +205,24 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
         c.segments = ra_pool_size(pool);
         if (c.segments > RA_MAX_SEGMENTS) c.segments = RA_MAX_SEGMENTS;
         if (batch && c.segments > 1 && work >= 16384 && c.first[n] >= c.segments) {
+            for (int s = 0; s < c.segments; s++) c.end[s] = c.first[n] * (s + 1) / c.segments;
+            for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s], s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
+            ra_pool_for(pool, c.segments, 1, ra_mm_segment_task, &c);
+        } else if (c.table && c.segments > 1 && chunks >= 2 * c.segments) {
+            // Decode: each thread streams its own run of consecutive rows (equal bytes), so its prefetches run ahead
+            // into rows it multiplies next instead of the other thread's (when the threads took turns, each chunk
+            // started cold); the thread that finishes first helps with the others' chunks, which shrink at the end.
+            int64_t wrow[RA_MAX_JOBS], total = 0, acc = 0, k = 0;
+            for (int i = 0; i < n; i++) wrow[i] = ra_row_bytes(jobs[i].weight_type, jobs[i].n);
+            for (int64_t q = 0; q < chunks; q++) total += (int64_t)(table[q].r1 - table[q].r0) * wrow[table[q].job];
+            for (int s = 0; s < c.segments; s++) {
+                const int64_t target = total / c.segments * (s + 1);
+                while (k < chunks && (acc < target || s == c.segments - 1)) {
+                    acc += (int64_t)(table[k].r1 - table[k].r0) * wrow[table[k].job];
+                    k++;
+                }
+                c.end[s] = k;
+            }
             for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s], s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
             ra_pool_for(pool, c.segments, 1, ra_mm_segment_task, &c);
         } else {

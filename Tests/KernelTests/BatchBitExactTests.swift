@@ -27,10 +27,17 @@ extension DotProductTests {
         #expect(paths.count >= 1)
         // odd and even block counts (Q4_0's dot sums alternate blocks into two accumulators; Q8_0's reduces 4 blocks
         // at a time), 1...9 activation rows (the multi kernels and panels take 4 at a time), extreme scales and values
-        for n in t.blockSize == 32 ? [32, 64, 96, 224, 544] : [256, 512, 1280] {
+        // (n = 576: SmolLM2's rows, 18 blocks; the AVX2 Q4_0/Q4_1 decode kernel takes two rows and a 2-block tail at once.)
+        // Every block gets its own scales: a kernel that paired one row's scales with another's blocks would fail.
+        var scaleRng = SeededRandom(seed: 4242 + UInt64(t.id))
+        for n in t.blockSize == 32 ? [32, 64, 96, 224, 544, 576] : [256, 512, 1280] {
             for extreme in [false, true] {
                 var w = [UInt8]()
-                for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: extreme) }
+                for _ in 0..<rows {
+                    w += Kernels.randomWeights(t, n, &rng, extreme: extreme) {
+                        scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1)
+                    }
+                }
                 for nb in [1, 2, 3, 4, 5, 7, 9] {
                     var x = [UInt8]()
                     for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }

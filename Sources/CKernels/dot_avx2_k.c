@@ -1,10 +1,10 @@
-// AVX2 K-quant dots (decode) and multi-row kernels (short batches): Q4_K, Q5_K and Q6_K against Q8_K activations.
-// Their float orders are the ones the batch panels (matmul_avx2_k.c) keep.
+// AVX2 K-quant dots and decode rows kernels (decode) and multi-row kernels (short batches): Q4_K, Q5_K and Q6_K against
+// Q8_K activations. Their float orders are the ones the batch panels (matmul_avx2_k.c) keep.
 #include "avx2_internal.h"
 
 #if defined(__x86_64__)
 
-RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) {
+RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
@@ -46,6 +46,7 @@ RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) {
     }
     return sacc - smin;
 }
+RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) { return dot_q5_k(n, w, x); }
 
 // Q4_K against up to 4 activation rows (dot_q4_k is this with one row): per super-block each row's exact int32
 // sums of scale · quant · activation (I) and of min · activation block sum (M), then in float
@@ -107,7 +108,7 @@ RA_MULTI_WRAPPERS(multi_q4_k)
 
 // One activation row (decode), in q4_k_rows' order: per super-block I and M reduced together in one vector, then the
 // two fmas in scalar.
-RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) {
+RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q4_k *a = w;
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15);
@@ -143,6 +144,7 @@ RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) {
     }
     return acc;
 }
+RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) { return dot_q4_k(n, w, x); }
 
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
@@ -250,7 +252,7 @@ RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_
 RA_MULTI_WRAPPERS(multi_q6_k)
 
 // One activation row (decode), in q6_k_rows' order: per super-block the int32 sum, then one scalar fma.
-RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) {
+RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q6_k *a = w;
     const blk_q8_k *b = x;
     // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
@@ -277,5 +279,25 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) {
     }
     return acc;
 }
+RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return dot_q6_k(n, w, x); }
+
+// Decode rows (one activation row against a run of weight rows): the dots above row after row, bit for bit, each
+// row also prefetching one line RA_PREFETCH_FAR ahead as the 32-element rows kernels do. The dots' own prefetches
+// run only 4 KiB ahead, so on 4 KiB pages each page's TLB walk otherwise stalls the stream when its first lines are
+// needed (Qwen3-0.6B-shaped Q4_K_M/Q5_K_M from the mapping, 1 thread: ~1.05-1.12x; engine-notes.md, "K-quant decode
+// from memory"). One weight row at a time streams faster from memory than interleaving rows (4-row passes were
+// slower there, engine-notes.md).
+#define RA_K_ROWS(name, dot)                                                                                           \
+    RA_AVX2 void name(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) { \
+        (void)side;                                                                                                    \
+        const uint8_t *W = w;                                                                                          \
+        for (int64_t r = 0; r < rows; r++) {                                                                           \
+            ra_prefetch_far(W + r * wrow);                                                                             \
+            out[r] = dot(n, W + r * wrow, x);                                                                          \
+        }                                                                                                              \
+    }
+RA_K_ROWS(ra_avx2_rows_q4_k, dot_q4_k)
+RA_K_ROWS(ra_avx2_rows_q5_k, dot_q5_k)
+RA_K_ROWS(ra_avx2_rows_q6_k, dot_q6_k)
 
 #endif

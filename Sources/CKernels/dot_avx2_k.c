@@ -267,7 +267,7 @@ RA_MULTI_WRAPPERS(multi_q6_k)
 RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q6_k *a = w;
     const blk_q8_k *b = x;
-    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
+    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half (+ 4k: dword k)
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     float acc = 0;
@@ -281,8 +281,11 @@ RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) {
             __m256i q[4];
             q6_k_quants(a + i, h, q);
             const int8_t *y = b[i].qs + 128 * h;
+            // the half's 8 scales in both 128-bit halves, so that one vpshufb picks each pair (clang turned the
+            // vpermd + vpshufb per pair into 3-4 shuffles; 1 thread from memory ~1.14x on Q6_K, engine-notes.md)
+            const __m256i th = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xEE);
             for (int k = 0; k < 4; k++) {
-                const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
+                const __m256i sc = _mm256_shuffle_epi8(th, _mm256_add_epi8(pick, _mm256_set1_epi8((char)(4 * k))));
                 const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
                 si = _mm256_add_epi32(si, _mm256_madd_epi16(p, sc));
             }

@@ -405,7 +405,7 @@ const ra_dot_table ra_dots_avx2 = {
     },
     .rows = {
         [RA_DI_Q4_0] = rows_q4_0, [RA_DI_Q4_1] = rows_q4_1, [RA_DI_Q5_0] = rows_q5_0, [RA_DI_Q5_1] = rows_q5_1,
-        [RA_DI_Q8_0] = rows_q8_0,
+        [RA_DI_Q8_0] = rows_q8_0, [RA_DI_Q4_K] = ra_avx2_rows_q4_k, [RA_DI_Q5_K] = ra_avx2_rows_q5_k, [RA_DI_Q6_K] = ra_avx2_rows_q6_k,
     },
 };
 

@@ -1,10 +1,26 @@
-// AVX2 K-quant dots (decode) and multi-row kernels (short batches): Q4_K, Q5_K and Q6_K against Q8_K activations.
-// Their float orders are the ones the batch panels (matmul_avx2_k.c) keep.
+// AVX2 K-quant dots and decode rows kernels (decode) and multi-row kernels (short batches): Q4_K, Q5_K and Q6_K against
+// Q8_K activations. Their float orders are the ones the batch panels (matmul_avx2_k.c) keep.
 #include "avx2_internal.h"
 
 #if defined(__x86_64__)
 
-RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) {
+// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K or Q5_K super-block's 12 packed bytes, the integers
+// ra_unpack_scales_k4_words gives, computed in a vector register (the 16-byte load reads 4 bytes of what follows the
+// scales in the block). The decode dots use it: the scalar unpack and its four-word insert sat at the head of each
+// super-block's dependency chain (clang, 1 thread from memory: Q4_K layers ~1.2x; engine-notes.md).
+RA_AVX2_INLINE __m128i k4_scales_mins(const uint8_t *s) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)s);
+    const __m128i x = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // words a, c, b, c
+    const __m128i y = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // words a, a, b, b
+    // scales 0..3 = a & 0x3f.., scales 4..7 = (c & 0x0f..) | top 2 bits of a's bytes, mins 0..3 = b & 0x3f..,
+    // mins 4..7 = (c >> 4 & 0x0f..) | top 2 bits of b's bytes
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(x, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi32(y, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+    return _mm_or_si128(lo, hi);
+}
+
+RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
@@ -15,9 +31,7 @@ RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) {
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
-        uint32_t u[4];
-        ra_unpack_scales_k4_words(a[i].scales, u);
-        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
+        const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
         const float dy = b[i].d;
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
@@ -46,6 +60,7 @@ RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) {
     }
     return sacc - smin;
 }
+RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) { return dot_q5_k(n, w, x); }
 
 // Q4_K against up to 4 activation rows (dot_q4_k is this with one row): per super-block each row's exact int32
 // sums of scale · quant · activation (I) and of min · activation block sum (M), then in float
@@ -107,7 +122,7 @@ RA_MULTI_WRAPPERS(multi_q4_k)
 
 // One activation row (decode), in q4_k_rows' order: per super-block I and M reduced together in one vector, then the
 // two fmas in scalar.
-RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) {
+RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q4_k *a = w;
     const blk_q8_k *b = x;
     const __m256i m4 = _mm256_set1_epi8(15);
@@ -116,9 +131,7 @@ RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) {
     float acc = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
-        uint32_t u[4];
-        ra_unpack_scales_k4_words(a[i].scales, u);
-        const __m256i sm16 = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)u));   // 8 scales, 8 mins
+        const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
         const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
@@ -143,6 +156,7 @@ RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) {
     }
     return acc;
 }
+RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) { return dot_q4_k(n, w, x); }
 
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
@@ -250,10 +264,10 @@ RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_
 RA_MULTI_WRAPPERS(multi_q6_k)
 
 // One activation row (decode), in q6_k_rows' order: per super-block the int32 sum, then one scalar fma.
-RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) {
+RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) {
     const blk_q6_k *a = w;
     const blk_q8_k *b = x;
-    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half
+    // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half (+ 4k: dword k)
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     float acc = 0;
@@ -267,8 +281,11 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) {
             __m256i q[4];
             q6_k_quants(a + i, h, q);
             const int8_t *y = b[i].qs + 128 * h;
+            // the half's 8 scales in both 128-bit halves, so that one vpshufb picks each pair (clang turned the
+            // vpermd + vpshufb per pair into 3-4 shuffles; 1 thread from memory ~1.14x on Q6_K, engine-notes.md)
+            const __m256i th = h == 0 ? _mm256_permute4x64_epi64(sc16, 0x44) : _mm256_permute4x64_epi64(sc16, 0xEE);
             for (int k = 0; k < 4; k++) {
-                const __m256i sc = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + k)), pick);
+                const __m256i sc = _mm256_shuffle_epi8(th, _mm256_add_epi8(pick, _mm256_set1_epi8((char)(4 * k))));
                 const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(y + 32 * k)));
                 si = _mm256_add_epi32(si, _mm256_madd_epi16(p, sc));
             }
@@ -277,5 +294,25 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) {
     }
     return acc;
 }
+RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return dot_q6_k(n, w, x); }
+
+// Decode rows (one activation row against a run of weight rows): the dots above row after row, bit for bit, each
+// row also prefetching one line RA_PREFETCH_FAR ahead as the 32-element rows kernels do. The dots' own prefetches
+// run only 4 KiB ahead, so on 4 KiB pages each page's TLB walk otherwise stalls the stream when its first lines are
+// needed (Qwen3-0.6B-shaped Q4_K_M/Q5_K_M from the mapping, 1 thread: ~1.05-1.12x; engine-notes.md, "K-quant decode
+// from memory"). One weight row at a time streams faster from memory than interleaving rows (4-row passes were
+// slower there, engine-notes.md).
+#define RA_K_ROWS(name, dot)                                                                                           \
+    RA_AVX2 void name(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) { \
+        (void)side;                                                                                                    \
+        const uint8_t *W = w;                                                                                          \
+        for (int64_t r = 0; r < rows; r++) {                                                                           \
+            ra_prefetch_far(W + r * wrow);                                                                             \
+            out[r] = dot(n, W + r * wrow, x);                                                                          \
+        }                                                                                                              \
+    }
+RA_K_ROWS(ra_avx2_rows_q4_k, dot_q4_k)
+RA_K_ROWS(ra_avx2_rows_q5_k, dot_q5_k)
+RA_K_ROWS(ra_avx2_rows_q6_k, dot_q6_k)
 
 #endif

@@ -3,7 +3,7 @@
 # activation row, the weights read from the file mapping as in a decode step. Needs python3 with `gguf`
 # (bench/.venv has it) to list the tensors.
 # Usage: bench/kernels/stream.sh MODEL.gguf [THREADS] [STEPS]   (STREAM_CLOCK=cpu: time the calling thread's CPU time;
-# with THREADS 1, a kernel comparison that a busy machine disturbs less)
+# with THREADS 1, a kernel comparison that a busy machine disturbs less; CC=clang: build with the engine's compiler)
 set -e
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 K="$ROOT/Sources/CKernels"
@@ -19,7 +19,7 @@ for t in r.tensors:
     if len(t.shape) == 2:
         print(t.name, int(t.tensor_type), int(t.data_offset), int(t.shape[0]), int(t.shape[1]))
 PYEOF
-gcc -O3 -fno-math-errno -Wall -Wextra -I "$K/include" -o "$OUT/stream" \
+${CC:-gcc} -O3 -fno-math-errno -Wall -Wextra -I "$K/include" -o "$OUT/stream" \
     "$K"/*.c "$ROOT/bench/kernels/stream.c" -lm -lpthread
 "$OUT/stream" "$MODEL" "$OUT/tensors.txt" "$THREADS" "$STEPS"
 rm -rf "$OUT"

@@ -85,12 +85,14 @@ struct FusedRowOpsTests {
     }
 
     @Test("ra_glu_quant (2-thread pool) equals ra_silu_mul / ra_gelu_mul and ra_quantize_row per row, bit for bit, on every path",
-          arguments: [(1, 1536, Int32(RA_Q8_1)), (70, 96, Int32(RA_Q8_1)), (5, 100, -1), (17, 64, Int32(RA_Q8_0))] as [(Int, Int, Int32)])
+          arguments: [(1, 1536, Int32(RA_Q8_1)), (70, 96, Int32(RA_Q8_1)), (5, 100, -1), (3, 333, -1), (17, 64, Int32(RA_Q8_0))] as [(Int, Int, Int32)])
     func gluQuant(rows: Int, n: Int, qtype: Int32) throws {
         let pool = try #require(ra_pool_create(2))
         defer { ra_pool_destroy(pool) }
         var rng = SeededRandom(seed: UInt64(rows * 7 + n))
-        let g0 = (0..<rows * n).map { _ in rng.float(in: -12...12) }
+        // GELU's edges (±10, F16 overflow, subnormals, signed zero, infinities) among random values
+        let edges: [Float] = [.nan, -.nan, 10, -10, 9.999, -9.999, 65519, 65520, -70000, 1e-6, -3e-8, 0, -0.0, .infinity, -.infinity, 0x1p-25]
+        let g0 = (0..<rows * n).map { i in i % 11 == 5 ? edges[i / 11 % edges.count] : rng.float(in: -12...12) }
         let u = (0..<rows * n).map { _ in rng.float(in: -3...3) }
         let rowBytes = qtype >= 0 ? Int(ra_row_bytes(qtype, Int64(n))) : 0
         for path in [KPath.scalar] + KPath.simd {

@@ -93,8 +93,7 @@ static void ra_gelu_mul_avx2(float *g, const float *u, int64_t n) {
 }
 #endif
 
-/// RMSNorm of `count` (1..8) rows, with ra_rms_norm's bits.
-static void ra_rms_rows(float *const x[], const float *w, float *const y[], int count, int64_t n, float eps) {
+void ra_rms_norm_rows8(float *const x[], const float *w, float *const y[], int count, int64_t n, float eps) {
 #if defined(__x86_64__)
     if (count > 1 && ra_x86_simd_ops()) {
         ra_rms_rows_x86(x, w, y, count, n, eps);
@@ -122,11 +121,11 @@ static void ra_anq_task(void *p, int64_t lo, int64_t hi, int ith) {
             as[k] = c->add ? c->add + (r0 + k) * n : NULL;
         }
         if (c->add) {
-            if (c->add_w) ra_rms_rows(as, c->add_w, as, count, n, c->eps);
+            if (c->add_w) ra_rms_norm_rows8(as, c->add_w, as, count, n, c->eps);
             for (int k = 0; k < count; k++)
                 for (int64_t i = 0; i < n; i++) xs[k][i] += as[k][i];
         }
-        ra_rms_rows(xs, c->w, ys, count, n, c->eps);
+        ra_rms_norm_rows8(xs, c->w, ys, count, n, c->eps);
         if (c->qtype >= 0)
             for (int k = 0; k < count; k++) ra_quantize_row(c->qtype, ys[k], c->q + (r0 + k) * c->q_row, n);
     }

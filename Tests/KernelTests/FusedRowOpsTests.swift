@@ -84,6 +84,33 @@ struct FusedRowOpsTests {
         }
     }
 
+    @Test("ra_rms_norm_heads (2-thread pool, 8 heads' sums side by side) equals ra_rms_norm of each head, bit for bit, on every path",
+          arguments: [(70, 4, 256), (1, 4, 256), (3, 9, 64), (11, 3, 36)] as [(Int, Int, Int)])
+    func normHeads(rows: Int, heads: Int, headDim: Int) throws {
+        let pool = try #require(ra_pool_create(2))
+        defer { ra_pool_destroy(pool) }
+        var rng = SeededRandom(seed: UInt64(rows * 31 + heads * headDim))
+        let stride = heads * headDim + 5   // rows wider than their heads
+        let x0 = Self.randomRows(rows, stride, &rng, scale: 4)
+        let w = (0..<headDim).map { _ in rng.float(in: -2...2) }
+        let eps: Float = 1e-6
+        for path in [KPath.scalar] + KPath.simd {
+            var want = x0, got = x0
+            path.run {
+                want.withUnsafeMutableBufferPointer { xp in
+                    for r in 0..<rows {
+                        for h in 0..<heads {
+                            let head = xp.baseAddress! + r * stride + h * headDim
+                            ra_rms_norm(nil, head, w, head, Int64(headDim), 1, eps)
+                        }
+                    }
+                }
+                ra_rms_norm_heads(pool, &got, w, Int64(rows), Int64(stride), Int64(heads), Int64(headDim), eps)
+            }
+            #expect(Self.bits(got) == Self.bits(want), "\(path) rows \(rows) heads \(heads) × \(headDim)")
+        }
+    }
+
     @Test("ra_glu_quant (2-thread pool) equals ra_silu_mul / ra_gelu_mul and ra_quantize_row per row, bit for bit, on every path",
           arguments: [(1, 1536, Int32(RA_Q8_1)), (70, 96, Int32(RA_Q8_1)), (5, 100, -1), (3, 333, -1), (17, 64, Int32(RA_Q8_0))] as [(Int, Int, Int32)])
     func gluQuant(rows: Int, n: Int, qtype: Int32) throws {

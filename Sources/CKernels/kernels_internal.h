@@ -259,6 +259,10 @@ float *ra_thread_side_buffer(int64_t floats);
 void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                          float *out, int64_t out_stride, int64_t r0, int64_t r1);
 
+// RMSNorm of `count` (1..8) rows of n, x[k] into y[k] (may be the same rows), with ra_rms_norm's bits; on the x86 SIMD
+// paths the 8 rows' double sums run in vector lanes, each in the scalar loop's order (ops_rows.c).
+void ra_rms_norm_rows8(float *const x[], const float *w, float *const y[], int count, int64_t n, float eps);
+
 // GELU through the F16 table (ops.c): call ra_gelu_table_ready() once before a loop of ra_gelu_lookup; inputs of
 // 10 and above are the caller's (ggml passes them through unrounded).
 #include "ra_ops.h"

@@ -97,9 +97,11 @@ typedef struct {
 static void ra_rms_heads_task(void *p, int64_t lo, int64_t hi, int ith) {
     (void)ith;
     const ra_rms_heads_ctx *c = (const ra_rms_heads_ctx *)p;
-    for (int64_t i = lo; i < hi; i++) {
-        float *h = c->x + (i / c->n_heads) * c->row_stride + (i % c->n_heads) * c->head_dim;
-        ra_rms_norm_row(h, c->w, h, c->head_dim, c->eps);
+    for (int64_t i = lo; i < hi; i += 8) {     // 8 heads at a time (their sums side by side on x86)
+        const int count = hi - i < 8 ? (int)(hi - i) : 8;
+        float *h[8];
+        for (int k = 0; k < count; k++) h[k] = c->x + ((i + k) / c->n_heads) * c->row_stride + ((i + k) % c->n_heads) * c->head_dim;
+        ra_rms_norm_rows8(h, c->w, h, count, c->head_dim, c->eps);
     }
 }
 

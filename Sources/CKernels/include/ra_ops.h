@@ -103,6 +103,18 @@ void ra_add(ra_pool *pool, float *y, const float *x, int64_t n);
 /// y[r * n + i] += b[i] for `rows` rows of n (bias add).
 void ra_add_bias(float *y, const float *b, int64_t n, int64_t rows);
 
+/// The row-wise steps before a product, fused into one pass over `rows` rows of n floats (in parallel over the rows):
+/// if add is not NULL, x[r] += add[r] (add[r] first RMSNorm'd in place times add_w when add_w is not NULL); then
+/// y[r] = RMSNorm(x[r]) times w (w may be NULL); then, when qtype >= 0, y[r] quantized to qtype into qdst (rows of
+/// ra_row_bytes(qtype, n)). The bits of ra_rms_norm, ra_add and ra_quantize_rows_par run one after the other.
+void ra_add_rms_norm_quant(ra_pool *pool, float *x, float *add, const float *add_w, const float *w, float *y, int64_t n,
+                           int64_t rows, float eps, int qtype, void *qdst);
+
+/// gate[r] = silu(gate[r]) * up[r] (gelu != 0: GELU as ra_gelu_mul) for `rows` rows of n, then, when qtype >= 0,
+/// each row quantized to qtype into qdst (in parallel over the rows; the bits of ra_silu_mul / ra_gelu_mul and
+/// ra_quantize_rows_par run one after the other).
+void ra_glu_quant(ra_pool *pool, float *gate, const float *up, int64_t n, int64_t rows, int gelu, int qtype, void *qdst);
+
 /// Stores `rows` rows of n floats (source stride src_stride floats) into an F16 cache (dest stride dst_stride halves).
 void ra_store_f16_rows(const float *src, int64_t src_stride, uint16_t *dst, int64_t dst_stride, int64_t n, int64_t rows);
 

@@ -149,12 +149,11 @@ final class Transformer: @unchecked Sendable {
             ra_rope_table(positions, Int64(nT), ropeDims, Int64(hd), c.ropeFreqBaseLocal, 1, ropeFactors, ropeLocal)
         }
 
+        // The previous block's output (in tmp) is added to x in the same pass as the next norm (fusedNorm).
+        var residual: (pending: Bool, postNorm: [Float]?) = (false, nil)
         for (li, layer) in weights.layers.enumerated() {
             // Attention block.
-            layer.attentionNorm.withUnsafeBufferPointer { w in
-                ra_rms_norm(pool, x, w.baseAddress, xn, Int64(e), Int64(nT), eps)
-            }
-            var act = prepare(xn, for: layer.q, rows: nT)
+            var act = fusedNorm(x, adding: residual, layer.attentionNorm, for: layer.q, rows: nT)
             if layer.k.activationType == layer.q.activationType && layer.v.activationType == layer.q.activationType {
                 matmul(layer.q, q, layer.k, k, layer.v, v, act, rows: nT)
             } else {
@@ -202,14 +201,9 @@ final class Transformer: @unchecked Sendable {
             ra_attention(pool, &params)
             act = prepare(attn, for: layer.output, rows: nR)
             matmul(layer.output, act, rows: nR, into: tmp)
-            if let w = layer.postAttentionNorm { normalize(tmp, w, rows: nR) }
-            ra_add(pool, xr, tmp, Int64(nR * e))
 
             // Feed-forward block (SwiGLU; Gemma: GELU-gated).
-            layer.ffnNorm.withUnsafeBufferPointer { w in
-                ra_rms_norm(pool, xr, w.baseAddress, xn, Int64(e), Int64(nR), eps)
-            }
-            act = prepare(xn, for: layer.gate, rows: nR)
+            act = fusedNorm(xr, adding: (true, layer.postAttentionNorm), layer.ffnNorm, for: layer.gate, rows: nR)
             if layer.up.activationType == layer.gate.activationType {
                 matmul(layer.gate, gate, layer.up, up, nil, nil, act, rows: nR)
             } else {
@@ -217,32 +211,37 @@ final class Transformer: @unchecked Sendable {
                 act = prepare(xn, for: layer.up, rows: nR)
                 matmul(layer.up, act, rows: nR, into: up)
             }
-            if c.architecture == .gemma3 {
-                ra_gelu_mul(pool, gate, up, Int64(nR * f))
-            } else {
-                ra_silu_mul(pool, gate, up, Int64(nR * f))
-            }
-            act = prepare(gate, for: layer.down, rows: nR)
-            matmul(layer.down, act, rows: nR, into: tmp)
-            if let w = layer.postFeedForwardNorm { normalize(tmp, w, rows: nR) }
-            ra_add(pool, xr, tmp, Int64(nR * e))
+            ra_glu_quant(pool, gate, up, Int64(f), Int64(nR), c.architecture == .gemma3 ? 1 : 0, layer.down.activationType, quant)
+            matmul(layer.down, UnsafeRawPointer(quant), rows: nR, into: tmp)
+            residual = (true, layer.postFeedForwardNorm)
         }
 
         // Output: norm and projection of the rows whose logits are wanted.
         let first = allLogits ? 0 : nT - 1
         let rows = nT - first
-        weights.outputNorm.withUnsafeBufferPointer { w in
-            ra_rms_norm(pool, x + first * e, w.baseAddress, xn, Int64(e), Int64(rows), eps)
-        }
-        let act = prepare(xn, for: weights.output, rows: rows)
+        let act = fusedNorm(x + first * e, adding: residual, weights.outputNorm, for: weights.output, rows: rows)
         matmul(weights.output, act, rows: rows, into: logits)
         if let cap = c.finalLogitSoftcap { ra_softcap(pool, logits, cap, Int64(rows * c.vocabularySize)) }
         position += nT
     }
 
-    /// In-place RMSNorm of `rows` rows of the hidden size, times `w`.
-    private func normalize(_ y: UnsafeMutablePointer<Float>, _ w: [Float], rows: Int) {
-        w.withUnsafeBufferPointer { ra_rms_norm(pool, y, $0.baseAddress, y, Int64(config.embeddingLength), Int64(rows), config.rmsNormEpsilon) }
+    /// `rows` rows of the hidden size from `xr`: when `adding.pending`, tmp's rows (RMSNorm'd times `adding.postNorm`
+    /// first, if given) are added to them; then xn = RMSNorm(xr) times `w`, quantized for `m` into the shared buffer,
+    /// all in one pass of the pool over the rows (the bits of ra_add, ra_rms_norm and prepare run one after the other).
+    private func fusedNorm(_ xr: UnsafeMutablePointer<Float>, adding: (pending: Bool, postNorm: [Float]?), _ w: [Float],
+                           for m: WeightMatrix, rows: Int) -> UnsafeRawPointer {
+        let e = Int64(config.embeddingLength), eps = config.rmsNormEpsilon
+        w.withUnsafeBufferPointer { w in
+            if let post = adding.postNorm, adding.pending {
+                post.withUnsafeBufferPointer { p in
+                    ra_add_rms_norm_quant(pool, xr, tmp, p.baseAddress, w.baseAddress, xn, e, Int64(rows), eps, m.activationType, quant)
+                }
+            } else {
+                ra_add_rms_norm_quant(pool, xr, adding.pending ? tmp : nil, nil, w.baseAddress, xn, e, Int64(rows), eps,
+                                      m.activationType, quant)
+            }
+        }
+        return UnsafeRawPointer(quant)
     }
 
     /// Converts `rows` activation rows into the format the matrix is multiplied with (into the shared buffer).

@@ -227,6 +227,13 @@ RA_AVX2_INLINE void q6_k_quants(const blk_q6_k *a, int h, __m256i q[4]) {
         }                                                                                              \
     }
 
+// The kernels of the AVX2 table (dot_avx2.c) that live in rows_avx2_b32.c.
+void ra_avx2_rows_q8_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_q4_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_q5_0(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_q4_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_q5_1(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+
 // The kernels of the AVX2 table (dot_avx2.c) that live in dot_avx2_k.c.
 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x);
 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x);

@@ -1,4 +1,4 @@
-// In-process before/after of the AVX2 decode rows kernels: the `rows` entry of two builds of dot_avx2.c (the old one's
+// In-process before/after of the AVX2 decode rows kernels: the `rows` entry of two builds of the AVX2 table (the old one's
 // symbols renamed by rows_ab.sh) called in alternation on the same weights, 300 trials each; prints the best and the
 // median GB/s of each and whether their outputs are bit-identical. Alternating within one process lets bursts of load
 // from other jobs hit both sides alike. Built and run by bench/kernels/rows_ab.sh.

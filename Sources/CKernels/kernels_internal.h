@@ -238,6 +238,7 @@ void ra_round_f16_avx2(float *x, int64_t n);
 double ra_exp_sub_avx2(float *x, int64_t n, float mx);
 // SwiGLU g[i] = g[i] / (1 + e^-g[i]) * u[i] over [lo, hi) with that exp, and n floats to F16 (F16C):
 void ra_silu_mul_avx2(float *g, const float *u, int64_t lo, int64_t hi);
+void ra_gelu_mul_avx2(float *g, const float *u, int64_t lo, int64_t hi);   // ops_rows.c
 // Q8_0 and Q8_1 rows (n a multiple of 32) with the bytes of quants.c's scalar code (dot_avx2.c); 0 for other types:
 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n);
 void ra_f32_to_f16_row_avx2(const float *x, uint16_t *y, int64_t n);

@@ -275,6 +275,9 @@ static void ra_ew_task(void *p, int64_t lo, int64_t hi, int ith) {
         }
         break;
     case RA_EW_GELU_MUL:
+#if defined(__x86_64__)
+        if (c->simd) { ra_gelu_mul_avx2(y, x, lo, hi); break; }
+#endif
         for (int64_t i = lo; i < hi; i++) {
             const float g = y[i];
             // ggml multiplies the unrounded input by `up` beyond +10.

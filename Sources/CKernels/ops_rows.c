@@ -67,16 +67,16 @@ static void ra_rms_rows_x86(float *const x[], const float *w, float *const y[], 
     }
 }
 
-/// GeGLU g[i] = gelu(g[i]) · u[i] over n values as ra_gelu_mul computes it (the F16 table, inputs >= 10 passed
-/// through, <= -10 giving 0), 8 at a time: F16C rounds g as ra_ops_f32_to_f16 does for every value but NaN, whose
+/// GeGLU g[i] = gelu(g[i]) · u[i] for i in lo..<hi (ra_gelu_mul's AVX2 path, ops.c) as the scalar loop computes it
+/// (the F16 table, inputs >= 10 passed through, <= -10 giving 0), 8 at a time: F16C rounds g as ra_ops_f32_to_f16 does for every value but NaN, whose
 /// index is set to that function's (sign | 0x7e00), and a gather reads the table. (The gather reads 4 bytes at each
 /// index; only 0xffff, a NaN, would read past the table's end.)
 __attribute__((target("avx2,fma,f16c")))
-static void ra_gelu_mul_avx2(float *g, const float *u, int64_t n) {
+void ra_gelu_mul_avx2(float *g, const float *u, int64_t lo, int64_t hi) {
     const __m256 ten = _mm256_set1_ps(10.0f), minus_ten = _mm256_set1_ps(-10.0f);
     const __m256i low16 = _mm256_set1_epi32(0xffff), nan_pos = _mm256_set1_epi32(0x7e00), nan_neg = _mm256_set1_epi32(0xfe00);
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) {
+    int64_t i = lo;
+    for (; i + 8 <= hi; i += 8) {
         const __m256 x = _mm256_loadu_ps(g + i);
         __m256i idx = _mm256_cvtepu16_epi32(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
         const __m256 nan = _mm256_cmp_ps(x, x, _CMP_UNORD_Q);
@@ -89,7 +89,7 @@ static void ra_gelu_mul_avx2(float *g, const float *u, int64_t n) {
         v = _mm256_blendv_ps(v, x, _mm256_cmp_ps(x, ten, _CMP_GE_OQ));             // >= 10: x
         _mm256_storeu_ps(g + i, _mm256_mul_ps(v, _mm256_loadu_ps(u + i)));
     }
-    for (; i < n; i++) g[i] = (g[i] >= 10.0f ? g[i] : ra_gelu_lookup(g[i])) * u[i];
+    for (; i < hi; i++) g[i] = (g[i] >= 10.0f ? g[i] : ra_gelu_lookup(g[i])) * u[i];
 }
 #endif
 
@@ -149,13 +149,7 @@ static void ra_glu_task(void *p, int64_t lo, int64_t hi, int ith) {
     const ra_glu_ctx *c = (const ra_glu_ctx *)p;
     for (int64_t r = lo; r < hi; r++) {
         float *g = c->gate + r * c->n;
-        if (c->gelu) {
-#if defined(__x86_64__)
-            if (ra_x86_simd_ops()) ra_gelu_mul_avx2(g, c->up + r * c->n, c->n);
-            else
-#endif
-            ra_gelu_mul(NULL, g, c->up + r * c->n, c->n);
-        }
+        if (c->gelu) ra_gelu_mul(NULL, g, c->up + r * c->n, c->n);
         else ra_silu_mul(NULL, g, c->up + r * c->n, c->n);
         if (c->qtype >= 0) ra_quantize_row(c->qtype, g, c->q + r * c->q_row, c->n);
     }

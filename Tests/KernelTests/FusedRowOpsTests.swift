@@ -111,7 +111,7 @@ struct FusedRowOpsTests {
         }
     }
 
-    @Test("ra_glu_quant (2-thread pool) equals ra_silu_mul / ra_gelu_mul and ra_quantize_row per row, bit for bit, on every path",
+    @Test("ra_glu_quant (2-thread pool) equals ra_silu_mul / scalar ra_gelu_mul and ra_quantize_row per row, bit for bit, on every path",
           arguments: [(1, 1536, Int32(RA_Q8_1)), (70, 96, Int32(RA_Q8_1)), (5, 100, -1), (3, 333, -1), (17, 64, Int32(RA_Q8_0))] as [(Int, Int, Int32)])
     func gluQuant(rows: Int, n: Int, qtype: Int32) throws {
         let pool = try #require(ra_pool_create(2))
@@ -126,15 +126,23 @@ struct FusedRowOpsTests {
             for gelu in [false, true] {
                 var g = g0
                 var q = [UInt8](repeating: 0, count: rows * rowBytes)
-                path.run {
+                // GeGLU's reference runs on the scalar path: every SIMD path must give the scalar loop's bits (SwiGLU's
+                // AVX2 exp is its own, so its reference is the path's ra_silu_mul); the quantization is the path's.
+                (gelu ? KPath.scalar : path).run {
                     g.withUnsafeMutableBufferPointer { gp in
                         u.withUnsafeBufferPointer { up in
                             for r in 0..<rows {
                                 let gr = gp.baseAddress! + r * n, ur = up.baseAddress! + r * n
                                 if gelu { ra_gelu_mul(nil, gr, ur, Int64(n)) } else { ra_silu_mul(nil, gr, ur, Int64(n)) }
-                                if qtype >= 0 {
-                                    q.withUnsafeMutableBytes { ra_quantize_row(qtype, gr, $0.baseAddress! + r * rowBytes, Int64(n)) }
-                                }
+                            }
+                        }
+                    }
+                }
+                if qtype >= 0 {
+                    path.run {
+                        g.withUnsafeMutableBufferPointer { gp in
+                            for r in 0..<rows {
+                                q.withUnsafeMutableBytes { ra_quantize_row(qtype, gp.baseAddress! + r * n, $0.baseAddress! + r * rowBytes, Int64(n)) }
                             }
                         }
                     }

@@ -201,6 +201,13 @@ RA_AVX2_INLINE int q8_block(const float *x, int8_t *q, float *d_out) {
     return hsum_epi32(_mm256_add_epi32(_mm256_add_epi32(iq[0], iq[1]), _mm256_add_epi32(iq[2], iq[3])));
 }
 
+// A float to half through F16C, rounding to nearest even: the bits of quants.c's ra_fp32_to_fp16 (a NaN keeps its top
+// payload bits and becomes quiet, overflow gives infinity, subnormal halves round at 2^-24), one instruction instead of
+// a call into the scalar conversion (1.5–2.5% of a SmolLM2 prompt's cycles).
+RA_AVX2_INLINE uint16_t half_of(float f) {
+    return (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0);
+}
+
 RA_AVX2 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n) {
     if (n % 32 != 0) return 0;
     if (type == RA_Q8_0) {
@@ -208,7 +215,7 @@ RA_AVX2 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n)
         for (int64_t i = 0; i < n / 32; i++) {
             float d;
             q8_block(x + 32 * i, y[i].qs, &d);
-            y[i].d = ra_fp32_to_fp16(d);
+            y[i].d = half_of(d);
         }
         return 1;
     }
@@ -217,8 +224,8 @@ RA_AVX2 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n)
         for (int64_t i = 0; i < n / 32; i++) {
             float d;
             const int sum = q8_block(x + 32 * i, y[i].qs, &d);
-            y[i].d = ra_fp32_to_fp16(d);
-            y[i].s = ra_fp32_to_fp16(d * (float)sum);
+            y[i].d = half_of(d);
+            y[i].s = half_of(d * (float)sum);
         }
         return 1;
     }

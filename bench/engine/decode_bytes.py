@@ -2,8 +2,10 @@
 """Bytes of weights one decode step reads, per GGUF file (engine benchmark, bench/engine/run.sh).
 
   decode_bytes.py NAME=MODEL.gguf ...
+  decode_bytes.py --segments MODEL.gguf      the byte ranges one decode step reads, for bench/engine/step_probe.c
 
-Prints `NAME<TAB>BYTES<TAB>DETAIL` per file. A decode step multiplies one activation row with every 2-D weight
+Prints `NAME<TAB>BYTES<TAB>DETAIL` per file; with --segments, `OFFSET SIZE NAME` per 2-D tensor a decode step
+multiplies (file order; the tied output matrix last), offsets from the start of the file. A decode step multiplies one activation row with every 2-D weight
 matrix once, so BYTES is the sum of the 2-D tensors' stored bytes, except the token embedding: its lookup reads
 one row. When the file has no `output.weight` the embedding is the output matrix too (tied) and is counted once
 more, whole, as the output. 1-D tensors (norms, biases: a few KB) and the KV cache (grows with the position:
@@ -24,6 +26,11 @@ SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 
 def tensors(path: str) -> list[tuple[str, list[int], int]]:
     """(name, dims with the row length first, ggml type) of every tensor in a GGUF file."""
+    return [(name, dims, kind) for name, dims, kind, _ in tensors_at(path)]
+
+
+def tensors_at(path: str) -> list[tuple[str, list[int], int, int]]:
+    """tensors(), each with the file offset of its data."""
     with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
         magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", m, 0)
         if magic != b"GGUF" or version < 2:
@@ -53,10 +60,15 @@ def tensors(path: str) -> list[tuple[str, list[int], int]]:
             else:
                 sys.exit(f"{path}: unknown metadata type {kind}")
 
+        alignment = 32
         for _ in range(n_kv):
             n = u64()                         # key
+            key = m[pos:pos + n]
             pos += n + 4
-            skip(struct.unpack_from("<I", m, pos - 4)[0])
+            kind = struct.unpack_from("<I", m, pos - 4)[0]
+            if key == b"general.alignment" and kind == 4:
+                alignment = struct.unpack_from("<I", m, pos)[0]
+            skip(kind)
         out = []
         for _ in range(n_tensors):
             n = u64()
@@ -64,10 +76,11 @@ def tensors(path: str) -> list[tuple[str, list[int], int]]:
             pos += n
             n_dims = struct.unpack_from("<I", m, pos)[0]
             dims = list(struct.unpack_from(f"<{n_dims}Q", m, pos + 4))
-            kind = struct.unpack_from("<I", m, pos + 4 + 8 * n_dims)[0]
+            kind, offset = struct.unpack_from("<IQ", m, pos + 4 + 8 * n_dims)
             pos += 4 + 8 * n_dims + 4 + 8     # dims, type, offset
-            out.append((name, dims, kind))
-        return out
+            out.append((name, dims, kind, offset))
+        data = (pos + alignment - 1) // alignment * alignment
+        return [(name, dims, kind, data + offset) for name, dims, kind, offset in out]
 
 
 def decode_bytes(path: str) -> tuple[int, str]:
@@ -99,7 +112,30 @@ def decode_bytes(path: str) -> tuple[int, str]:
     return total, detail
 
 
+def segments(path: str) -> list[tuple[int, int, str]]:
+    """(offset, bytes, name) of every 2-D tensor a decode step streams whole, in file order; the token embedding
+    only when it is also the output (tied), then last. The embedding's one row is left out (a lookup, not a stream)."""
+    out, embd, tied = [], None, True
+    for name, dims, kind, offset in tensors_at(path):
+        if len(dims) != 2:
+            continue
+        block, size = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
+        whole = dims[0] // block * size * dims[1]
+        if name == "token_embd.weight":
+            embd = (offset, whole, name)
+            continue
+        tied = tied and name != "output.weight"
+        out.append((offset, whole, name))
+    if tied and embd is not None:
+        out.append(embd)
+    return out
+
+
 def main() -> None:
+    if len(sys.argv) == 3 and sys.argv[1] == "--segments":
+        for offset, size, name in segments(sys.argv[2]):
+            print(offset, size, name)
+        return
     if len(sys.argv) < 2 or any("=" not in a for a in sys.argv[1:]):
         sys.exit(__doc__)
     for arg in sys.argv[1:]:

@@ -334,10 +334,3 @@ void ra_store_f16_rows(const float *src, int64_t src_stride, uint16_t *dst, int6
 #endif
     for (int64_t r = 0; r < rows; r++) ra_ops_f32_to_f16_row(src + r * src_stride, dst + r * dst_stride, n);
 }
-
-int64_t ra_argmax(const float *x, int64_t n) {
-    if (n <= 0) return -1;
-    int64_t best = 0;
-    for (int64_t i = 1; i < n; i++) if (x[i] > x[best]) best = i;
-    return best;
-}

@@ -1,4 +1,5 @@
 import Foundation
+import RunAnywhereGGUF
 
 /// The shared test data (`RUNANYWHERE_TESTDATA`: GGUF models and llama.cpp's reference outputs).
 public enum SharedTestData {
@@ -115,12 +116,12 @@ public struct ReferenceFile: Sendable {
             }
             for pos in 0..<p.promptIDs.count where p.promptArgmaxMargin[pos] > tolerance {
                 let row = Array(all[(pos * vocab)..<((pos + 1) * vocab)])
-                if Self.argmax(row) != p.promptArgmax[pos] { problems.append("\(name) \"\(p.prompt)\": argmax at position \(pos)") }
+                if Greedy.token(row) != p.promptArgmax[pos] { problems.append("\(name) \"\(p.prompt)\": argmax at position \(pos)") }
             }
             var logits = last
             var matching = 0
             for (step, refID) in p.greedyIDs.enumerated() {
-                let id = Self.argmax(logits)
+                let id = Greedy.token(logits)
                 if id == refID { matching += 1 }
                 if p.greedyMargins[step] > tolerance, id != refID {
                     problems.append("\(name) \"\(p.prompt)\": greedy token \(step) is \(id), llama.cpp chose \(refID) (margin \(p.greedyMargins[step]))")
@@ -131,12 +132,5 @@ public struct ReferenceFile: Sendable {
             print("reference: \(name) \"\(p.prompt)\": top-20 max |diff| \(worst) (relative \(worst / scale)); greedy equal for \(matching) of \(p.greedyIDs.count) tokens (teacher-forced), \(comparable) steps with a clear margin")
         }
         return problems
-    }
-
-    /// Index of the largest logit, ties to the lowest id.
-    public static func argmax(_ logits: [Float]) -> Int32 {
-        var best = 0
-        for i in 1..<max(1, logits.count) where logits[i] > logits[best] { best = i }
-        return Int32(best)
     }
 }

@@ -88,7 +88,7 @@ struct EngineGemma3ReferenceTests {
                 worstRelative = max(worstRelative, worst / scale)
                 #expect(worst <= relative * scale, "\(name) \(p.name) position \(pos): top logits differ by \(worst) (scale \(scale))")
                 if ref.margin > 2 * relative * scale {
-                    #expect(Sampler.argmax(Array(row)) == ref.argmax,
+                    #expect(Greedy.token(Array(row)) == ref.argmax,
                             "\(name) \(p.name): argmax at position \(pos)")
                 }
             }
@@ -96,7 +96,7 @@ struct EngineGemma3ReferenceTests {
             let scale = p.positions.last?.top.map { abs($0.logit) }.max() ?? 1
             var logits = Array(all[((p.ids.count - 1) * vocab)...])
             for (step, expected) in p.greedy.enumerated() {
-                let id = Sampler.argmax(logits)
+                let id = Greedy.token(logits)
                 if p.margins[step] > 2 * relative * scale {
                     #expect(id == expected, "\(name) \(p.name): greedy token \(step) is \(id), llama.cpp chose \(expected) (margin \(p.margins[step]))")
                 }

@@ -130,7 +130,7 @@ struct EngineOpsTests {
         }
     }
 
-    @Test("SwiGLU, residual add, softmax, argmax and half conversions")
+    @Test("SwiGLU, residual add, softmax and half conversions")
     func elementwise() {
         var gate: [Float] = [-2, 0, 1, 3], up: [Float] = [1, 2, 3, 4]
         ra_silu_mul(nil, &gate, up, 4)
@@ -143,7 +143,6 @@ struct EngineOpsTests {
         var s: [Float] = [1, 2, 3, 1000]
         ra_softmax(&s, 3)
         #expect(abs(s[0] + s[1] + s[2] - 1) < 1e-6 && s[2] > s[1] && s[3] == 1000)
-        #expect(ra_argmax([1, 5, 5, 2], 4) == 1)
         #expect(ra_ops_f32_to_f16(1) == 0x3C00 && ra_ops_f32_to_f16(65520) == 0x7C00 && ra_ops_f16_to_f32(0x0001) == 0x1p-24)
     }
 }

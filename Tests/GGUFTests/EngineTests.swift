@@ -211,7 +211,7 @@ struct EngineGenerationTests {
             var logits = try context.evaluate(prompt)
             var manual: [Int32] = []
             for _ in 0..<10 {
-                let id = Sampler.argmax(logits)
+                let id = Greedy.token(logits)
                 manual.append(id)
                 logits = try context.decode(id)
             }
@@ -255,7 +255,7 @@ struct EngineGenerationTests {
         let base = spec(.llama, .f32)
         let (model, dir) = try tinyModel(base)
         defer { dir.remove() }
-        let first = Sampler.argmax(try GGUFContext(model: model, contextLength: 32, threads: 1).evaluate(prompt))
+        let first = Greedy.token(try GGUFContext(model: model, contextLength: 32, threads: 1).evaluate(prompt))
         let (eosModel, dir2) = try tinyModel(base) { $0.set("tokenizer.ggml.eos_token_id", .uint32(UInt32(first))) }
         defer { dir2.remove() }
         #expect(eosModel.tokenizer.isEndOfGeneration(first))

@@ -174,9 +174,6 @@ typedef struct {
 /// rows of all jobs shared out in chunks: one synchronisation instead of one per product.
 void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count);
 
-/// Index of the largest value (ties: lowest index). -1 when n <= 0.
-int64_t ra_argmax(const float *x, int64_t n);
-
 #ifdef __cplusplus
 }
 #endif

@@ -99,8 +99,8 @@ struct Sampler: Sendable {
                 logits[Int(id)] = l > 0 ? l / p.repetitionPenalty : l * p.repetitionPenalty
             }
         }
-        if p.temperature <= 0 || p.topK == 1 || logits.count < 2 { return Self.argmax(logits) }
-        guard let maxLogit = logits.max(), maxLogit.isFinite else { return Self.argmax(logits) }
+        if p.temperature <= 0 || p.topK == 1 || logits.count < 2 { return Greedy.token(logits) }
+        guard let maxLogit = logits.max(), maxLogit.isFinite else { return Greedy.token(logits) }
 
         let truncates = p.topK > 0 || (p.topP > 0 && p.topP < 1) || p.minP > 0
         if !truncates {
@@ -123,7 +123,7 @@ struct Sampler: Sendable {
             for (i, l) in logits.enumerated() where l >= floor { candidates.append((l, Int32(i))) }
             candidates.sort { $0.logit != $1.logit ? $0.logit > $1.logit : $0.id < $1.id }
         }
-        if candidates.isEmpty { return Self.argmax(logits) }
+        if candidates.isEmpty { return Greedy.token(logits) }
 
         if p.topP > 0 && p.topP < 1 {
             // Probabilities normalised over the top-k set, or over every token without top-k (as llama.cpp).
@@ -157,41 +157,6 @@ struct Sampler: Sendable {
             if r < acc { chosen = i; break }
         }
         return ids.map { $0[chosen] } ?? Int32(chosen)
-    }
-
-    /// Index of the largest logit, ties to the lowest id.
-    ///
-    /// Eight lanes each keep the first index of their own maximum (a single running maximum is one long chain of
-    /// dependent comparisons: ~60 µs over a 49k vocabulary, a few percent of a small model's token); the answer is the
-    /// lowest index holding the largest of them, which is what one scan from the start finds. NaNs are never chosen,
-    /// except at index 0, where a scan seeded with the first logit stays (so does this).
-    static func argmax(_ logits: [Float]) -> Int32 {
-        logits.withUnsafeBufferPointer { l in
-            guard let base = l.baseAddress, l.count > 0, !l[0].isNaN else { return 0 }
-            var bestValue = SIMD8<Float>(repeating: -.infinity)
-            var bestIndex = SIMD8<Int32>(repeating: -1)
-            var index = SIMD8<Int32>(0, 1, 2, 3, 4, 5, 6, 7)
-            var i = 0
-            while i + 8 <= l.count {
-                let v = UnsafeRawPointer(base + i).loadUnaligned(as: SIMD8<Float>.self)
-                let better = v .> bestValue
-                bestValue.replace(with: v, where: better)
-                bestIndex.replace(with: index, where: better)
-                index &+= 8
-                i += 8
-            }
-            var best = -1
-            var value = -Float.infinity
-            for lane in 0..<8 where bestIndex[lane] >= 0 {
-                let (v, at) = (bestValue[lane], Int(bestIndex[lane]))
-                if v > value || (v == value && at < best) { (value, best) = (v, at) }
-            }
-            while i < l.count {
-                if l[i] > value { (value, best) = (l[i], i) }
-                i += 1
-            }
-            return Int32(max(best, 0))
-        }
     }
 
     /// The k best (logit, id) pairs with logit >= floor, descending by logit then ascending id.

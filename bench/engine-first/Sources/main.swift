@@ -95,10 +95,7 @@ if report {
         var token: Int32 = 1
         start = clock.now
         for _ in 0..<tg {
-            let logits = try context.decode(token)
-            var best = 0
-            for i in 1..<logits.count where logits[i] > logits[best] { best = i }
-            token = Int32(best)
+            token = Greedy.token(try context.decode(token))
         }
         let tgRate = Double(tg) / seconds(clock.now - start)
         print(String(format: "RESULT load_s=%.4f pp=%.3f tg=%.3f rss_load_mib=%.1f rss_peak_mib=%.1f",
@@ -147,10 +144,7 @@ do {
         var token: Int32 = 1
         let start = clock.now
         for _ in 0..<tg {
-            let logits = try context.decode(token)
-            var best = 0
-            for i in 1..<logits.count where logits[i] > logits[best] { best = i }
-            token = Int32(best)
+            token = Greedy.token(try context.decode(token))
         }
         tgRates.append(Double(tg) / seconds(clock.now - start))
     }

@@ -116,7 +116,7 @@ func run(_ e: ReferenceEntry, context: GGUFContext, model: GGUFModel, options: C
     r.topRelative = r.topAbsolute / scale
     var ours: [Int32] = []
     for step in 0..<e.greedy.count {
-        let id = Int32(logits.withUnsafeBufferPointer { ra_argmax($0.baseAddress, Int64($0.count)) })
+        let id = Greedy.token(logits)
         ours.append(id)
         if step + 1 < e.greedy.count { logits = try context.decode(id) }
     }

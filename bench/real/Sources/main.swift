@@ -99,7 +99,7 @@ func greedy(_ model: GGUFModel, _ text: String, count: Int) {
         var logits = try context.evaluate(ids)
         var out: [Int32] = []
         for _ in 0..<count {
-            let id = Int32(logits.withUnsafeBufferPointer { ra_argmax($0.baseAddress, Int64($0.count)) })
+            let id = Greedy.token(logits)
             out.append(id)
             logits = try context.decode(id)
         }

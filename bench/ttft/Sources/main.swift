@@ -102,12 +102,6 @@ struct Report: Encodable {
     var prompts: [Prompt]
 }
 
-/// Index of the largest logit (ties to the lowest id), as greedy sampling picks.
-func argmax(_ logits: [Float]) -> Int32 {
-    var best = 0
-    for i in 1..<logits.count where logits[i] > logits[best] { best = i }
-    return Int32(best)
-}
 
 func request(_ sdk: RunAnywhereSDK, _ prompt: String, _ options: LlmOptions) async throws -> Request {
     let start = clock.now
@@ -202,9 +196,9 @@ do {
     let decodeTokens = model.tokenizer.encode(decodeText, addSpecial: !template.rendersBOS(decodeText), parseSpecial: true)
     context.reset()
     let promptLogits = try context.evaluate(decodeTokens)
-    var token = argmax(promptLogits)
+    var token = Greedy.token(promptLogits)
     start = clock.now
-    for _ in 1..<tg { token = argmax(try context.decode(token)) }
+    for _ in 1..<tg { token = Greedy.token(try context.decode(token)) }
     let engineLoop = Double(tg - 1) / seconds(clock.now - start)
     context.reset()
     let loop = try context.generate(prompt: decodeTokens, sampling: .greedy, maxTokens: tg, stop: [], shouldContinue: { true }, onText: { _ in })

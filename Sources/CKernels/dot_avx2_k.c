@@ -158,6 +158,68 @@ RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
 }
 RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) { return dot_q4_k(n, w, x); }
 
+// vpshufb masks picking int16 scale j of a 128-bit lane into all of that lane's words (j = 0..7).
+static const uint16_t k4_pick_masks[8][16] __attribute__((aligned(32))) = {
+#define RA_K4_PICK(j) { [0 ... 15] = 0x0100 * (2 * (j) + 1) + 2 * (j) }
+    RA_K4_PICK(0), RA_K4_PICK(1), RA_K4_PICK(2), RA_K4_PICK(3), RA_K4_PICK(4), RA_K4_PICK(5), RA_K4_PICK(6), RA_K4_PICK(7),
+#undef RA_K4_PICK
+};
+
+// k4_pick_masks behind an empty asm, so that clang cannot see the masks: with constant word-broadcast masks it turns
+// each pick into a vpshuflw/vpshufhw plus a vpshufd (two shuffles instead of one vpshufb with a memory operand).
+RA_AVX2_INLINE const __m256i *k4_picks(void) {
+    const __m256i *p = (const __m256i *)(const void *)k4_pick_masks;
+    __asm__ volatile("" : "+r"(p));
+    return p;
+}
+
+// Decode of two consecutive Q4_K weight rows (w0, w0 + wrow) against one activation row, each row's result bit for bit
+// dot_q4_k's: the same exact I and M per super-block and the same two fmas into the row's own accumulator. The pair
+// shares the activation loads, its block sums and the horizontal reductions (one hadd tree for both rows' I and M),
+// and its two rows' independent chains overlap; the rows lie next to each other, so it stays one stream.
+RA_AVX2_INLINE void dot2_q4_k(int64_t n, const uint8_t *w0, int64_t wrow, const void *x, float *out) {
+    const blk_q4_k *a0 = (const blk_q4_k *)(const void *)w0, *a1 = (const blk_q4_k *)(const void *)(w0 + wrow);
+    const blk_q8_k *b = x;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    __m128 acc = _mm_setzero_ps();   // lanes 0 and 1: rows 0 and 1
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const __m256i *pick = k4_picks();   // in the loop, so that the masks stay memory operands, not 8 registers
+        ra_prefetch_ahead(a0 + i, sizeof(blk_q4_k));
+        ra_prefetch_ahead(a1 + i, sizeof(blk_q4_k));
+        const __m256i sm0 = _mm256_cvtepu8_epi16(k4_scales_mins(a0[i].scales));
+        const __m256i sm1 = _mm256_cvtepu8_epi16(k4_scales_mins(a1[i].scales));
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+        const __m128i pm = _mm_hadd_epi32(_mm_madd_epi16(_mm256_extracti128_si256(sm0, 1), bs2),
+                                          _mm_madd_epi16(_mm256_extracti128_si256(sm1, 1), bs2));
+        const __m256i sc0 = _mm256_permute2x128_si256(sm0, sm0, 0x00), sc1 = _mm256_permute2x128_si256(sm1, sm1, 0x00);
+        __m256i si0 = _mm256_setzero_si256(), si1 = _mm256_setzero_si256();
+        for (int g = 0; g < 4; g++) {
+            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
+            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
+            const __m256i q0 = _mm256_loadu_si256((const __m256i *)(a0[i].qs + 32 * g));
+            const __m256i q1 = _mm256_loadu_si256((const __m256i *)(a1[i].qs + 32 * g));
+            const __m256i p00 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q0, m4), y0), _mm256_shuffle_epi8(sc0, _mm256_load_si256(pick + 2 * g)));
+            const __m256i p10 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(q1, m4), y0), _mm256_shuffle_epi8(sc1, _mm256_load_si256(pick + 2 * g)));
+            const __m256i p01 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4), y1), _mm256_shuffle_epi8(sc0, _mm256_load_si256(pick + 2 * g + 1)));
+            const __m256i p11 = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4), y1), _mm256_shuffle_epi8(sc1, _mm256_load_si256(pick + 2 * g + 1)));
+            si0 = _mm256_add_epi32(si0, _mm256_add_epi32(p00, p01));
+            si1 = _mm256_add_epi32(si1, _mm256_add_epi32(p10, p11));
+        }
+        // [I0, I1, M0, M1]; in float lane k (row k) acc = fma(I, d · d_x, acc), then acc = fma(-M, dmin · d_x, acc), as
+        // dot_q4_k does in scalar (lanes 2 and 3 stay 0: M · 0 added to 0)
+        const __m256i h = _mm256_hadd_epi32(si0, si1);
+        const __m128 f = _mm_cvtepi32_ps(_mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)), pm));
+        const __m128 dy = _mm_broadcast_ss(&b[i].d);
+        const __m128 dd = _mm_mul_ps(_mm_setr_ps(ra_f16_table[a0[i].d], ra_f16_table[a1[i].d], 0, 0), dy);
+        const __m128 dm = _mm_mul_ps(_mm_setr_ps(ra_f16_table[a0[i].dmin], ra_f16_table[a1[i].dmin], 0, 0), dy);
+        acc = _mm_fmadd_ps(f, dd, acc);
+        acc = _mm_fnmadd_ps(_mm_movehl_ps(f, f), dm, acc);
+    }
+    out[0] = _mm_cvtss_f32(acc);
+    out[1] = _mm_cvtss_f32(_mm_movehdup_ps(acc));
+}
+
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
     const blk_q8_k *b[4];
@@ -311,7 +373,20 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return
             out[r] = dot(n, W + r * wrow, x);                                                                          \
         }                                                                                                              \
     }
-RA_K_ROWS(ra_avx2_rows_q4_k, dot_q4_k)
+RA_AVX2 void ra_avx2_rows_q4_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
+    (void)side;
+    const uint8_t *W = w;
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+        ra_prefetch_far(W + r * wrow);
+        ra_prefetch_far(W + (r + 1) * wrow);
+        dot2_q4_k(n, W + r * wrow, wrow, x, out + r);
+    }
+    if (r < rows) {
+        ra_prefetch_far(W + r * wrow);
+        out[r] = dot_q4_k(n, W + r * wrow, x);
+    }
+}
 RA_K_ROWS(ra_avx2_rows_q5_k, dot_q5_k)
 RA_K_ROWS(ra_avx2_rows_q6_k, dot_q6_k)
 

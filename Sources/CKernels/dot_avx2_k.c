@@ -20,21 +20,6 @@ RA_AVX2_INLINE __m128i k4_scales_mins(const uint8_t *s) {
     return _mm_or_si128(lo, hi);
 }
 
-// vpshufb masks picking int16 scale j of a 128-bit lane into all of that lane's words (j = 0..7).
-static const uint16_t k4_pick_masks[8][16] __attribute__((aligned(32))) = {
-#define RA_K4_PICK(j) { [0 ... 15] = 0x0100 * (2 * (j) + 1) + 2 * (j) }
-    RA_K4_PICK(0), RA_K4_PICK(1), RA_K4_PICK(2), RA_K4_PICK(3), RA_K4_PICK(4), RA_K4_PICK(5), RA_K4_PICK(6), RA_K4_PICK(7),
-#undef RA_K4_PICK
-};
-
-// k4_pick_masks behind an empty asm, so that clang cannot see the masks: with constant word-broadcast masks it turns
-// each pick into a vpshuflw/vpshufhw plus a vpshufd (two shuffles instead of one vpshufb with a memory operand).
-RA_AVX2_INLINE const __m256i *k4_picks(void) {
-    const __m256i *p = (const __m256i *)(const void *)k4_pick_masks;
-    __asm__ volatile("" : "+r"(p));
-    return p;
-}
-
 RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
@@ -76,77 +61,6 @@ RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     return sacc - smin;
 }
 RA_AVX2 float ra_avx2_dot_q5_k(int64_t n, const void *w, const void *x) { return dot_q5_k(n, w, x); }
-
-// The start of a Q4_K/Q5_K pair's super-block (blocks b0 and b1 of bb bytes; dot2_q4_k, dot2_q5_k): the prefetches, both
-// rows' scales as int16 in both 128-bit lanes (*sc0, *sc1) and the min sums' partial pair sums [M0 a, M0 b, M1 a, M1 b]
-// (k4_pair_sums adds them up).
-_Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales), "Q4_K and Q5_K keep their scales at one offset");
-RA_AVX2_INLINE __m128i k4_pair_head(const void *b0, const void *b1, size_t bb, const blk_q8_k *y, __m256i *sc0, __m256i *sc1) {
-    ra_prefetch_ahead(b0, bb);
-    ra_prefetch_ahead(b1, bb);
-    const __m256i sm0 = _mm256_cvtepu8_epi16(k4_scales_mins((const uint8_t *)b0 + offsetof(blk_q4_k, scales)));
-    const __m256i sm1 = _mm256_cvtepu8_epi16(k4_scales_mins((const uint8_t *)b1 + offsetof(blk_q4_k, scales)));
-    const __m256i bs = _mm256_loadu_si256((const __m256i *)y->bsums);
-    const __m128i bs2 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
-    *sc0 = _mm256_permute2x128_si256(sm0, sm0, 0x00);
-    *sc1 = _mm256_permute2x128_si256(sm1, sm1, 0x00);
-    return _mm_hadd_epi32(_mm_madd_epi16(_mm256_extracti128_si256(sm0, 1), bs2), _mm_madd_epi16(_mm256_extracti128_si256(sm1, 1), bs2));
-}
-
-// [I0, I1, M0, M1] of a pair's super-block from the rows' scaled quant sums (8 int32 each) and k4_pair_head's pm.
-RA_AVX2_INLINE __m128i k4_pair_sums(__m256i si0, __m256i si1, __m128i pm) {
-    const __m256i h = _mm256_hadd_epi32(si0, si1);
-    return _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1)), pm);
-}
-
-// Sub-blocks 2g (lo0, lo1: quants against y[0..31]) and 2g + 1 (hi0, hi1: against y[32..63]) of a Q4_K/Q5_K pair's
-// two rows, each times its scale (sc0, sc1 from k4_pair_head; pick: k4_picks() + 2g), added to si0 and si1.
-RA_AVX2_INLINE void k4_pair_group(__m256i lo0, __m256i hi0, __m256i lo1, __m256i hi1, const int8_t *y, __m256i sc0, __m256i sc1,
-                                  const __m256i *pick, __m256i *si0, __m256i *si1) {
-    const __m256i y0 = _mm256_loadu_si256((const __m256i *)y), y1 = _mm256_loadu_si256((const __m256i *)(y + 32));
-    const __m256i slo = _mm256_load_si256(pick), shi = _mm256_load_si256(pick + 1);
-    const __m256i p00 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo0, y0), _mm256_shuffle_epi8(sc0, slo));
-    const __m256i p10 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo1, y0), _mm256_shuffle_epi8(sc1, slo));
-    const __m256i p01 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi0, y1), _mm256_shuffle_epi8(sc0, shi));
-    const __m256i p11 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi1, y1), _mm256_shuffle_epi8(sc1, shi));
-    *si0 = _mm256_add_epi32(*si0, _mm256_add_epi32(p00, p01));
-    *si1 = _mm256_add_epi32(*si1, _mm256_add_epi32(p10, p11));
-}
-
-// Decode of two consecutive Q5_K weight rows (w0, w0 + wrow), each row's result bit for bit dot_q5_k's: the same exact
-// I and M per super-block, sacc = fma(I, d · d_x, sacc) and smin = fma(M, dmin · d_x, smin), then sacc - smin. The
-// two rows' four accumulators are the lanes of one vector (one fma per super-block); as dot2_q4_k otherwise.
-RA_AVX2_INLINE void dot2_q5_k(int64_t n, const uint8_t *w0, int64_t wrow, const void *x, float *out) {
-    const blk_q5_k *a0 = (const blk_q5_k *)(const void *)w0, *a1 = (const blk_q5_k *)(const void *)(w0 + wrow);
-    const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
-    __m128 acc = _mm_setzero_ps();   // sacc of rows 0 and 1, smin of rows 0 and 1
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        const __m256i *pick = k4_picks();   // in the loop, so that the masks stay memory operands, not 8 registers
-        __m256i sc0, sc1;
-        const __m128i pm = k4_pair_head(a0 + i, a1 + i, sizeof(blk_q5_k), b + i, &sc0, &sc1);
-        __m256i hq0 = _mm256_loadu_si256((const __m256i *)a0[i].qh), hq1 = _mm256_loadu_si256((const __m256i *)a1[i].qh);
-        __m256i si0 = _mm256_setzero_si256(), si1 = _mm256_setzero_si256();
-        for (int g = 0; g < 4; g++) {
-            const __m256i q0 = _mm256_loadu_si256((const __m256i *)(a0[i].qs + 32 * g));
-            const __m256i q1 = _mm256_loadu_si256((const __m256i *)(a1[i].qs + 32 * g));
-            const __m256i lo0 = _mm256_or_si256(_mm256_and_si256(q0, m4), _mm256_slli_epi16(_mm256_and_si256(hq0, one), 4));
-            const __m256i hi0 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(hq0, two), 3));
-            const __m256i lo1 = _mm256_or_si256(_mm256_and_si256(q1, m4), _mm256_slli_epi16(_mm256_and_si256(hq1, one), 4));
-            const __m256i hi1 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(hq1, two), 3));
-            hq0 = _mm256_srli_epi16(hq0, 2);
-            hq1 = _mm256_srli_epi16(hq1, 2);
-            k4_pair_group(lo0, hi0, lo1, hi1, b[i].qs + 64 * g, sc0, sc1, pick + 2 * g, &si0, &si1);
-        }
-        // [I0, I1, M0, M1] times [d0, d1, dmin0, dmin1] · d_x
-        const __m128 f = _mm_cvtepi32_ps(k4_pair_sums(si0, si1, pm));
-        const __m128 d = _mm_setr_ps(ra_f16_table[a0[i].d], ra_f16_table[a1[i].d], ra_f16_table[a0[i].dmin], ra_f16_table[a1[i].dmin]);
-        acc = _mm_fmadd_ps(f, _mm_mul_ps(d, _mm_broadcast_ss(&b[i].d)), acc);
-    }
-    const __m128 r = _mm_sub_ps(acc, _mm_movehl_ps(acc, acc));
-    out[0] = _mm_cvtss_f32(r);
-    out[1] = _mm_cvtss_f32(_mm_movehdup_ps(r));
-}
 
 // Q4_K against up to 4 activation rows (dot_q4_k is this with one row): per super-block each row's exact int32
 // sums of scale · quant · activation (I) and of min · activation block sum (M), then in float
@@ -243,39 +157,6 @@ RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
     return acc;
 }
 RA_AVX2 float ra_avx2_dot_q4_k(int64_t n, const void *w, const void *x) { return dot_q4_k(n, w, x); }
-
-// Decode of two consecutive Q4_K weight rows (w0, w0 + wrow) against one activation row, each row's result bit for bit
-// dot_q4_k's: the same exact I and M per super-block and the same two fmas into the row's own accumulator. The pair
-// shares the activation loads, its block sums and the horizontal reductions (one hadd tree for both rows' I and M),
-// and its two rows' independent chains overlap; the rows lie next to each other, so it stays one stream.
-RA_AVX2_INLINE void dot2_q4_k(int64_t n, const uint8_t *w0, int64_t wrow, const void *x, float *out) {
-    const blk_q4_k *a0 = (const blk_q4_k *)(const void *)w0, *a1 = (const blk_q4_k *)(const void *)(w0 + wrow);
-    const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15);
-    __m128 acc = _mm_setzero_ps();   // lanes 0 and 1: rows 0 and 1
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        const __m256i *pick = k4_picks();   // in the loop, so that the masks stay memory operands, not 8 registers
-        __m256i sc0, sc1;
-        const __m128i pm = k4_pair_head(a0 + i, a1 + i, sizeof(blk_q4_k), b + i, &sc0, &sc1);
-        __m256i si0 = _mm256_setzero_si256(), si1 = _mm256_setzero_si256();
-        for (int g = 0; g < 4; g++) {
-            const __m256i q0 = _mm256_loadu_si256((const __m256i *)(a0[i].qs + 32 * g));
-            const __m256i q1 = _mm256_loadu_si256((const __m256i *)(a1[i].qs + 32 * g));
-            k4_pair_group(_mm256_and_si256(q0, m4), _mm256_and_si256(_mm256_srli_epi16(q0, 4), m4), _mm256_and_si256(q1, m4),
-                          _mm256_and_si256(_mm256_srli_epi16(q1, 4), m4), b[i].qs + 64 * g, sc0, sc1, pick + 2 * g, &si0, &si1);
-        }
-        // [I0, I1, M0, M1]; in float lane k (row k) acc = fma(I, d · d_x, acc), then acc = fma(-M, dmin · d_x, acc), as
-        // dot_q4_k does in scalar (lanes 2 and 3 stay 0: M · 0 added to 0)
-        const __m128 f = _mm_cvtepi32_ps(k4_pair_sums(si0, si1, pm));
-        const __m128 dy = _mm_broadcast_ss(&b[i].d);
-        const __m128 dd = _mm_mul_ps(_mm_setr_ps(ra_f16_table[a0[i].d], ra_f16_table[a1[i].d], 0, 0), dy);
-        const __m128 dm = _mm_mul_ps(_mm_setr_ps(ra_f16_table[a0[i].dmin], ra_f16_table[a1[i].dmin], 0, 0), dy);
-        acc = _mm_fmadd_ps(f, dd, acc);
-        acc = _mm_fnmadd_ps(_mm_movehl_ps(f, f), dm, acc);
-    }
-    out[0] = _mm_cvtss_f32(acc);
-    out[1] = _mm_cvtss_f32(_mm_movehdup_ps(acc));
-}
 
 RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
     const blk_q5_k *a = w;
@@ -419,9 +300,8 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return
 // row also prefetching one line RA_PREFETCH_FAR ahead as the 32-element rows kernels do. The dots' own prefetches
 // run only 4 KiB ahead, so on 4 KiB pages each page's TLB walk otherwise stalls the stream when its first lines are
 // needed (Qwen3-0.6B-shaped Q4_K_M/Q5_K_M from the mapping, 1 thread: ~1.05-1.12x; engine-notes.md, "K-quant decode
-// from memory"). Q4_K and Q5_K take two rows per pass (dot2_*: less work per row, still one stream); Q6_K stays
-// one row at a time: a pair was slower there, in cache ~0.9x and from memory ~0.7x (engine-notes.md, "Two K-quant
-// rows per pass"), as 4-row passes had been for every K type.
+// from memory"). One weight row at a time streams faster from memory than interleaving rows (4-row passes were
+// slower there, engine-notes.md).
 #define RA_K_ROWS(name, dot)                                                                                           \
     RA_AVX2 void name(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) { \
         (void)side;                                                                                                    \
@@ -431,24 +311,8 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return
             out[r] = dot(n, W + r * wrow, x);                                                                          \
         }                                                                                                              \
     }
-// Decode rows in pairs (pair: dot2_*), an odd last row by the single-row dot.
-#define RA_K_ROWS2(name, pair, dot)                                                                                    \
-    RA_AVX2 void name(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) { \
-        (void)side;                                                                                                    \
-        const uint8_t *W = w;                                                                                          \
-        int64_t r = 0;                                                                                                 \
-        for (; r + 2 <= rows; r += 2) {                                                                                \
-            ra_prefetch_far(W + r * wrow);                                                                             \
-            ra_prefetch_far(W + (r + 1) * wrow);                                                                       \
-            pair(n, W + r * wrow, wrow, x, out + r);                                                                   \
-        }                                                                                                              \
-        if (r < rows) {                                                                                                \
-            ra_prefetch_far(W + r * wrow);                                                                             \
-            out[r] = dot(n, W + r * wrow, x);                                                                          \
-        }                                                                                                              \
-    }
-RA_K_ROWS2(ra_avx2_rows_q4_k, dot2_q4_k, dot_q4_k)
-RA_K_ROWS2(ra_avx2_rows_q5_k, dot2_q5_k, dot_q5_k)
+RA_K_ROWS(ra_avx2_rows_q4_k, dot_q4_k)
+RA_K_ROWS(ra_avx2_rows_q5_k, dot_q5_k)
 RA_K_ROWS(ra_avx2_rows_q6_k, dot_q6_k)
 
 #endif

@@ -37,10 +37,11 @@ int main(int argc, char **argv) {
     if (!W || !xf || !o1 || !o2 || !X) { fprintf(stderr, "out of memory\n"); return 2; }
     for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)trial_rnd();
     const int64_t bb = ra_type_block_bytes(type);
-    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales (d, and m where the type has one)
+    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales (d, and m or dmin where the type has one)
         const uint16_t d = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f + 1e-4f), m = ra_fp32_to_fp16(-(float)(trial_rnd() % 1000) * 1e-4f);
-        memcpy(W + b * bb, &d, 2);
+        memcpy(W + b * bb + (type == RA_Q6_K ? bb - 2 : 0), &d, 2);   // Q6_K keeps d at the end of its block
         if (type == RA_Q4_1 || type == RA_Q5_1) memcpy(W + b * bb + 2, &m, 2);
+        if (type == RA_Q4_K || type == RA_Q5_K) memcpy(W + b * bb + 2, &d, 2);
     }
     for (int64_t i = 0; i < n; i++) xf[i] = (float)((int)(trial_rnd() % 2001) - 1000) * 1e-3f;
     ra_quantize_row(at, xf, X, n);

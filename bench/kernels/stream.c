@@ -7,6 +7,9 @@
 // STREAM_PAGES=4k or 2m: read the weights from an anonymous copy of the file instead, on pages of that size
 // (madvise MADV_NOHUGEPAGE / MADV_HUGEPAGE), to see what the TLB costs the kernels; the mapping's own page sizes
 // depend on how the page cache holds the file (the line printed says how much of it was PMD-mapped).
+// Built with -DSTREAM_AB (stream.sh with STREAM_AB=COMMIT): steps alternate between COMMIT's AVX2 K-quant decode rows
+// kernels (old_avx2_rows_*, dot_avx2_k.c compiled renamed) and the working tree's, put into the dispatch through a hook
+// appended to a copy of dispatch.c, and the line printed compares the two (medians and bests of each one's steps).
 #include "ckernels.h"
 #include "ra_ops.h"
 #include <fcntl.h>
@@ -20,6 +23,27 @@
 #include <unistd.h>
 
 typedef struct { char name[96]; int type; long off, n, rows; } tensor;
+
+#ifdef STREAM_AB
+#include "kernels_internal.h"
+typedef void rows_fn(int64_t, const void *, int64_t, int64_t, const void *, const float *, float *);
+void ra_ab_set_rows(int di, ra_dot_rows_fn f);   // the hook stream.sh appends to its copy of dispatch.c
+rows_fn old_avx2_rows_q4_k, old_avx2_rows_q5_k, old_avx2_rows_q6_k, ra_avx2_rows_q4_k, ra_avx2_rows_q5_k, ra_avx2_rows_q6_k;
+// Variant 0: the old commit's K-quant rows kernels on the AVX2 path, 1: the working tree's.
+static void set_variant(int v) {
+    ra_ab_set_rows(RA_DI_Q4_K, v ? ra_avx2_rows_q4_k : old_avx2_rows_q4_k);
+    ra_ab_set_rows(RA_DI_Q5_K, v ? ra_avx2_rows_q5_k : old_avx2_rows_q5_k);
+    ra_ab_set_rows(RA_DI_Q6_K, v ? ra_avx2_rows_q6_k : old_avx2_rows_q6_k);
+}
+enum { VARIANTS = 2 };
+#else
+enum { VARIANTS = 1 };
+#endif
+
+static int by_time(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
 
 // STREAM_CLOCK=cpu: the calling thread's CPU time instead of wall time (with 1 thread, a figure that other jobs on a
 // busy machine disturb far less; it still counts the time the thread waits for memory).
@@ -90,18 +114,31 @@ int main(int argc, char **argv) {
     ra_pool *pool = ra_pool_create(threads);
     double bytes = 0;
     for (int i = 0; i < nt; i++) bytes += (double)ra_row_bytes(t[i].type, t[i].n) * (double)t[i].rows;
-    double total = 0, best = 1e30;
-    for (int s = 0; s < steps + 2; s++) {   // two warm-up steps
+    double *ts[VARIANTS], total = 0;
+    int nts[VARIANTS] = {0};
+    for (int v = 0; v < VARIANTS; v++) ts[v] = malloc((size_t)(steps > 0 ? steps : 1) * sizeof(double));
+    for (int s = 0; s < VARIANTS * (steps + 2); s++) {   // two warm-up steps (per variant)
+        const int v = s % VARIANTS;
+#ifdef STREAM_AB
+        set_variant(v);
+#endif
         const double t0 = now();
         for (int i = 0; i < nt; i++) {
             ra_quantize_rows_par(pool, ra_vec_dot_type(t[i].type), x, t[i].n, 1, q);
             ra_matmul_par(pool, t[i].type, base + t[i].off, t[i].n, t[i].rows, q, 1, out, t[i].rows);
         }
         const double d = now() - t0;
-        if (s >= 2) { total += d; if (d < best) best = d; }
+        if (s >= 2 * VARIANTS) { ts[v][nts[v]++] = d; total += d; }
     }
-    printf("%d threads: %.1f MB per step, mean %.2f ms = %.2f GB/s (best %.2f GB/s), path %s\n", threads, bytes / 1e6,
-           total / steps * 1e3, bytes * steps / total / 1e9, bytes / best / 1e9, ra_kernel_path_name(ra_kernel_path()));
+    for (int v = 0; v < VARIANTS; v++) qsort(ts[v], (size_t)nts[v], sizeof(double), by_time);
+    if (VARIANTS == 1 && steps > 0)
+        printf("%d threads: %.1f MB per step, mean %.2f ms = %.2f GB/s (best %.2f GB/s), path %s\n", threads, bytes / 1e6,
+               total / steps * 1e3, bytes * steps / total / 1e9, bytes / ts[0][0] / 1e9, ra_kernel_path_name(ra_kernel_path()));
+    else if (steps > 0)
+        printf("%d threads, %.1f MB per step, path %s: old median %.2f best %.2f GB/s | new median %.2f best %.2f GB/s | new/old median %.3f best %.3f\n",
+               threads, bytes / 1e6, ra_kernel_path_name(ra_kernel_path()), bytes / ts[0][steps / 2] / 1e9, bytes / ts[0][0] / 1e9,
+               bytes / ts[VARIANTS - 1][steps / 2] / 1e9, bytes / ts[VARIANTS - 1][0] / 1e9, ts[0][steps / 2] / ts[VARIANTS - 1][steps / 2],
+               ts[0][0] / ts[VARIANTS - 1][0]);
     ra_pool_destroy(pool);
     return 0;
 }

@@ -84,6 +84,12 @@ static inline void ra_unpack_scales_k4_words(const uint8_t *s, uint32_t u[4]) {
     u[3] = ((c >> 4) & m4) | (((b >> 6) & m2) << 4);      // mins 4..7
 }
 
+// Unrolls the next loop completely where its trip count is a constant after inlining (the kernels' quartet, sub-block
+// and activation-row loops). Apps build this package with SwiftPM's release default, clang -O2, whose unroller gives up
+// on these loops where -O3's does not: the AVX2 Q4_K prompt panel ran 1.3x slower at -O2 (bench/kernels/bench.c),
+// the loop left in place with its sums on the stack. gcc and clang both read this pragma.
+#define RA_UNROLL _Pragma("GCC unroll 16")
+
 // Decode (one activation row) streams every weight once per token, so the row·vector kernels prefetch the
 // weights RA_PREFETCH_DISTANCE bytes ahead of the block they work on. On the 2-core Xeon VM of the engine
 // benchmark the hardware prefetcher alone kept a thread at ~7.5 GB/s (it stops at every 4 KiB page);

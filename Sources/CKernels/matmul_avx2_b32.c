@@ -98,9 +98,11 @@ RA_AVX2_INLINE void b32_panel8_m(int64_t nblk, const b32_panel8 *p, const uint8_
             s[k] = _mm256_setzero_si256();
             y[k] = (const int8_t *)(x + k * xs + j * xb + xq);
         }
+        RA_UNROLL
         for (int e0 = 0; e0 < 8; e0 += run) {
             __m256i s16[PANEL8_GROUP];
             for (int k = 0; k < nx; k++) s16[k] = _mm256_setzero_si256();
+            RA_UNROLL
             for (int e = e0; e < e0 + run; e++) {
                 const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
                 const __m256i aw = b32_min(t) ? wv : _mm256_sign_epi8(wv, wv);

@@ -111,9 +111,11 @@ RA_AVX2_INLINE void k4_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t 
         }
         for (int j = 0; j < 8; j++) {
             const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            RA_UNROLL
             for (int e0 = 0; e0 < 8; e0 += run) {
                 __m256i s[PANEL8_GROUP];
                 for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
+                RA_UNROLL
                 for (int e = e0; e < e0 + run; e++) {
                     const __m256i wv = _mm256_load_si256((const __m256i *)pi->q[8 * j + e]);
                     for (int k = 0; k < nx; k++) s[k] = _mm256_add_epi16(s[k], _mm256_maddubs_epi16(wv, bcast4(y[k] + 32 * j + 4 * e)));
@@ -256,6 +258,7 @@ RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_
         }
         for (int j = 0; j < 16; j++) {
             const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            RA_UNROLL
             for (int half = 0; half < 2; half++) {
                 const int e = 4 * j + 2 * half;
                 const __m256i w0 = _mm256_load_si256((const __m256i *)pi->q[e]), w1 = _mm256_load_si256((const __m256i *)pi->q[e + 1]);
@@ -269,6 +272,7 @@ RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_
         const __m256 d = _mm256_load_ps(pi->d);
         for (int k = 0; k < nx; k++) {
             __m256i so = _mm256_setzero_si256();
+            RA_UNROLL
             for (int q = 0; q < 8; q++) {
                 int32_t b2;
                 memcpy(&b2, y[k]->bsums + 2 * q, 4);

@@ -10,8 +10,9 @@
 # --pages: huge (default) first reads the file back into the page cache as 2 MiB pages (bench/engine/pagecache.py),
 # so runs of different sessions start from the same state (it moves decode ~1.2x); asis leaves the cache alone.
 #
-# BEFORE_BIN and AFTER_BIN are engine-bench executables (`swift build --product engine-bench` at the two commits,
-# copied aside); llama.cpp is llama-cpp-python from bench/.venv (bench/engine/llama_tool.py; LLAMA_PYTHON to use
+# BEFORE_BIN and AFTER_BIN are engine-bench executables (`env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release
+# --product engine-bench` at the two commits, copied aside: an app's release build, clang -O2 for the kernels; with
+# RUNANYWHERE_DEV_OPTIMIZE=1 they get -O3, which is not what users run); llama.cpp is llama-cpp-python from bench/.venv (bench/engine/llama_tool.py; LLAMA_PYTHON to use
 # another, skipped when absent). Prints a Markdown table of median prompt (pp) and decode (tg) tokens/s and ratios.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -44,8 +44,8 @@ if [ -z "$MODELS" ]; then
 fi
 [ -n "${MODELS// /}" ] || { echo "no models: make bench/work's with bench/engine/run.sh or pass --models" >&2; exit 2; }
 if [ -z "$OURS" ]; then
-    swift build -c release --product engine-bench >&2
-    OURS="$(swift build -c release --show-bin-path)/engine-bench"
+    env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --product engine-bench >&2   # as an app builds it (-O2)
+    OURS="$(env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --show-bin-path)/engine-bench"
 fi
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
 ENGINES="ours"

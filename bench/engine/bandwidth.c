@@ -8,6 +8,7 @@
 //   bandwidth THREADS [MIB] [PASSES]
 // MIB defaults to 8 x the last-level cache (at least 256). Prints one line:
 //   BANDWIDTH threads=N mib=M passes=P best_gbs=X median_gbs=Y plain_best_gbs=A prefetch_best_gbs=B
+#include "probe.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-enum { MAX_THREADS = 256, MAX_PASSES = 1000, PREFETCH_BYTES = 4096 };
+enum { MAX_THREADS = 256, MAX_PASSES = 1000 };
 
 typedef struct {
     const uint64_t *base;
@@ -28,31 +29,15 @@ static share shares[MAX_THREADS];
 static int passes, threads;
 static double times[2][MAX_PASSES];
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-// Eight independent accumulators, so additions never wait on each other and the loop is bound by loads.
-static uint64_t sum(const uint64_t *p, size_t words, int prefetch) {
-    uint64_t a[8] = {0};
-    for (size_t i = 0; i < words; i += 8) {
-        if (prefetch) __builtin_prefetch((const char *)(p + i) + PREFETCH_BYTES, 0, 3);
-        for (int k = 0; k < 8; k++) a[k] += p[i + k];
-    }
-    return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
-}
-
 static void *worker(void *arg) {
     share *s = arg;
     const int id = (int)(s - shares);
     for (int pass = 0; pass < 2 * passes; pass++) {
         pthread_barrier_wait(&start_line);
-        const double t0 = now();
-        s->sink += sum(s->base, s->words, pass % 2);
+        const double t0 = probe_now();
+        s->sink += probe_sum((const uint8_t *)s->base, (const uint8_t *)(s->base + s->words), pass % 2);
         pthread_barrier_wait(&finish_line);
-        if (id == 0) times[pass % 2][pass / 2] = now() - t0;
+        if (id == 0) times[pass % 2][pass / 2] = probe_now() - t0;
     }
     return NULL;
 }
@@ -75,11 +60,6 @@ static long last_level_cache_bytes(void) {
     return best;
 }
 
-static int by_value(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int main(int argc, char **argv) {
     threads = argc > 1 ? atoi(argv[1]) : 0;
     long mib = argc > 2 ? atol(argv[2]) : 0;
@@ -93,10 +73,10 @@ int main(int argc, char **argv) {
         if (mib < 256) mib = 256;
     }
     const size_t words = ((size_t)mib << 20) / 8 / (size_t)threads / 8 * 8;
-    uint64_t *buffer = aligned_alloc(4096, words * (size_t)threads * 8 + PREFETCH_BYTES);
+    uint64_t *buffer = aligned_alloc(4096, words * (size_t)threads * 8 + PROBE_PREFETCH_BYTES);
     if (!buffer) { fprintf(stderr, "bandwidth: cannot allocate %ld MiB\n", mib); return 2; }
     // Every page written before timing (no page faults in the passes); the values only keep the sum honest.
-    for (size_t i = 0; i < words * (size_t)threads + PREFETCH_BYTES / 8; i++) buffer[i] = i * 0x9E3779B97F4A7C15ull;
+    for (size_t i = 0; i < words * (size_t)threads + PROBE_PREFETCH_BYTES / 8; i++) buffer[i] = i * 0x9E3779B97F4A7C15ull;
     pthread_barrier_init(&start_line, NULL, (unsigned)threads);
     pthread_barrier_init(&finish_line, NULL, (unsigned)threads);
     pthread_t ids[MAX_THREADS];
@@ -117,7 +97,7 @@ int main(int argc, char **argv) {
         }
     // The median of the faster way's passes.
     const int faster = best[1] > best[0];
-    qsort(all + faster * passes, (size_t)passes, sizeof(double), by_value);
+    qsort(all + faster * passes, (size_t)passes, sizeof(double), probe_by_value);
     const double median = all[faster * passes + passes / 2];
     printf("BANDWIDTH threads=%d mib=%ld passes=%d best_gbs=%.2f median_gbs=%.2f plain_best_gbs=%.2f prefetch_best_gbs=%.2f sink=%llu\n",
            threads, mib, passes, best[faster], median, best[0], best[1], (unsigned long long)(sink & 1));

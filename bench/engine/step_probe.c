@@ -14,6 +14,7 @@
 // it) and read it once before timing, so the passes measure memory, not page faults; bench/engine/pagecache.py sets
 // the page-cache state first. Prints one line:
 //   STEP_PROBE threads=N segments=S bytes=B passes=P synced_best_gbs=.. synced_median_gbs=.. free_best_gbs=.. free_median_gbs=..
+#include "probe.h"
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -26,7 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { MAX_THREADS = 64, MAX_PASSES = 1000, MAX_SEGMENTS = 100000, PREFETCH_BYTES = 4096 };
+enum { MAX_THREADS = 64, MAX_PASSES = 1000, MAX_SEGMENTS = 100000 };
 
 typedef struct { uint64_t offset, size; } segment;
 
@@ -54,34 +55,13 @@ static void spin_barrier(int *local) {
     }
 }
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
-// Sum of the bytes [from, to) as 8-byte words (eight independent accumulators, so the loop is bound by loads), the
-// unaligned head and tail byte by byte.
-static uint64_t sum(const uint8_t *from, const uint8_t *to) {
-    uint64_t a[8] = {0}, tail = 0;
-    while (from < to && ((uintptr_t)from & 63)) tail += *from++;
-    for (; from + 64 <= to; from += 64) {
-        __builtin_prefetch(from + PREFETCH_BYTES, 0, 3);
-        uint64_t w[8];
-        memcpy(w, from, 64);
-        for (int k = 0; k < 8; k++) a[k] += w[k];
-    }
-    while (from < to) tail += *from++;
-    return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7] + tail;
-}
-
 // Thread t's part of a segment: contiguous, equal to within a cache line.
 static uint64_t part(const segment *s, int t) {
     const uint64_t lines = (s->size + 63) / 64;
     uint64_t from = lines * (uint64_t)t / (uint64_t)threads * 64, to = lines * (uint64_t)(t + 1) / (uint64_t)threads * 64;
     if (to > s->size) to = s->size;
     if (from > to) from = to;
-    return sum(base + s->offset + from, base + s->offset + to);
+    return probe_sum(base + s->offset + from, base + s->offset + to, 1);
 }
 
 static void *worker(void *arg) {
@@ -91,21 +71,16 @@ static void *worker(void *arg) {
     for (int pass = 0; pass < 2 * passes; pass++) {
         const int synced = pass % 2 == 0;
         spin_barrier(&local);
-        const double t0 = now();
+        const double t0 = probe_now();
         for (int i = 0; i < nsegs; i++) {
             sink += part(&segs[i], t);
             if (synced) spin_barrier(&local);
         }
         if (!synced) spin_barrier(&local);
-        if (t == 0) times[!synced][pass / 2] = now() - t0;
+        if (t == 0) times[!synced][pass / 2] = probe_now() - t0;
     }
     sinks[t] = sink;
     return NULL;
-}
-
-static int by_value(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv) {
@@ -136,7 +111,7 @@ int main(int argc, char **argv) {
     }
     if (nsegs == 0) { fprintf(stderr, "step_probe: no segments on stdin\n"); return 2; }
     uint64_t warm = 0;
-    for (int i = 0; i < nsegs; i++) warm += sum(base + segs[i].offset, base + segs[i].offset + segs[i].size);
+    for (int i = 0; i < nsegs; i++) warm += probe_sum(base + segs[i].offset, base + segs[i].offset + segs[i].size, 0);
     pthread_t ids[MAX_THREADS];
     for (int t = 1; t < threads; t++)
         if (pthread_create(&ids[t], NULL, worker, (void *)(intptr_t)t) != 0) { fprintf(stderr, "step_probe: no thread\n"); return 2; }
@@ -150,7 +125,7 @@ int main(int argc, char **argv) {
             all[p] = (double)bytes / times[v][p] / 1e9;
             if (all[p] > best[v]) best[v] = all[p];
         }
-        qsort(all, (size_t)passes, sizeof(double), by_value);
+        qsort(all, (size_t)passes, sizeof(double), probe_by_value);
         median[v] = all[passes / 2];
     }
     printf("STEP_PROBE threads=%d segments=%d bytes=%llu passes=%d synced_best_gbs=%.2f synced_median_gbs=%.2f free_best_gbs=%.2f "

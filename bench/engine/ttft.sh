@@ -11,7 +11,8 @@
 # two for llama.cpp (llama-cpp-python from bench/.venv, LLAMA_PYTHON for another; skipped when absent). The model
 # is copied into a private folder first, so dropping its pages (posix_fadvise DONTNEED) touches nobody else's file.
 # Driver: the `ttft-bench` product (bench/ttft/Sources; TTFT_BENCH=path to use another build; by default the
-# release build, `swift build -c release --product ttft-bench`, else the debug one).
+# release build as an app builds it, `env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --product ttft-bench`, else the
+# debug one).
 set -euo pipefail
 here="$(cd "$(dirname "$0")/../.." && pwd)"
 cd "$here"
@@ -30,7 +31,7 @@ BIN="${TTFT_BENCH:-}"
 if [ -z "$BIN" ]; then
     for b in .build/release/ttft-bench .build/debug/ttft-bench; do [ -x "$b" ] && { BIN="$b"; break; }; done
 fi
-[ -n "$BIN" ] && [ -x "$BIN" ] || { echo "build the driver first: swift build -c release --product ttft-bench (or set TTFT_BENCH)" >&2; exit 1; }
+[ -n "$BIN" ] && [ -x "$BIN" ] || { echo "build the driver first: env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --product ttft-bench (or set TTFT_BENCH)" >&2; exit 1; }
 if [ -z "$MODEL" ]; then source bench/real/cache.sh; MODEL="$(real_model smollm2)"; fi
 [ -f "$MODEL" ] || { echo "no model at $MODEL" >&2; exit 1; }
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
@@ -75,7 +76,7 @@ LOAD1="$(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# Time to first token: a ~40-token chat message on a small model"
     echo
     case "$BIN" in
-        *release*) BUILD="swift build -c release --product ttft-bench" ;;
+        *release*) BUILD="env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --product ttft-bench" ;;
         *) BUILD="RUNANYWHERE_DEV_OPTIMIZE=1 swift build --product ttft-bench" ;;
     esac
     echo "Reproduce: \`$BUILD && ${BEFORE:+TTFT_BEFORE=OLDER_BUILD }bench/engine/ttft.sh $MODEL --rounds $ROUNDS --threads $THREADS\`"

@@ -112,22 +112,37 @@ def decode_bytes(path: str) -> tuple[int, str]:
     return total, detail
 
 
-def segments(path: str) -> list[tuple[int, int, str]]:
-    """(offset, bytes, name) of every 2-D tensor a decode step streams whole, in file order; the token embedding
-    only when it is also the output (tied), then last. The embedding's one row is left out (a lookup, not a stream)."""
+def streamed(path: str) -> list[tuple[int, int, str, str]]:
+    """(offset, bytes, name, ggml type name) of every 2-D tensor a decode step streams whole, in file order; the token
+    embedding only when it is also the output (tied), then last. The embedding's one row is left out (a lookup, not a
+    stream)."""
     out, embd, tied = [], None, True
     for name, dims, kind, offset in tensors_at(path):
         if len(dims) != 2:
             continue
         block, size = GGML_QUANT_SIZES[GGMLQuantizationType(kind)]
         whole = dims[0] // block * size * dims[1]
+        typename = GGMLQuantizationType(kind).name
         if name == "token_embd.weight":
-            embd = (offset, whole, name)
+            embd = (offset, whole, name, typename)
             continue
         tied = tied and name != "output.weight"
-        out.append((offset, whole, name))
+        out.append((offset, whole, name, typename))
     if tied and embd is not None:
         out.append(embd)
+    return out
+
+
+def segments(path: str) -> list[tuple[int, int, str]]:
+    """streamed() without the types: what bench/engine/step_probe.c reads."""
+    return [(offset, size, name) for offset, size, name, _ in streamed(path)]
+
+
+def bytes_by_type(path: str) -> dict[str, int]:
+    """Bytes a decode step streams, per ggml type name (F32, Q4_1, Q8_0, ...)."""
+    out: dict[str, int] = {}
+    for _, size, _, typename in streamed(path):
+        out[typename] = out.get(typename, 0) + size
     return out
 
 

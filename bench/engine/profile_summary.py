@@ -2,7 +2,13 @@
 """Where a decode run's time goes, from `perf script -F pid,tid,ip,sym,srcline` of a call-graph profile
 (bench/engine/profile.sh records it; Swift names demangled before they come here).
 
-  profile_summary.py PERF_SCRIPT.txt TRANSFORMER_SWIFT
+  profile_summary.py PERF_SCRIPT.txt TRANSFORMER_SWIFT [--model MODEL.gguf --tok-s RATE]
+
+With --model and the profiled run's decode rate (--tok-s), a second table sets each row·vector kernel's share of
+the token beside the bytes of its weight type that a token streams (decode_bytes.py; needs the gguf package): the
+rate each kernel reads at while it runs, and the time of a token outside the kernels (serial steps, hand-offs,
+waits). A kernel's time a token is its share of all threads' samples times the token's time: the threads of a
+product run it side by side, and the pool's workers spin (and are sampled) between products.
 
 Each sample is put in one class by its innermost frame that says what it is doing (kernel-mode frames are
 skipped to the user frame they interrupted): a row·vector kernel (`dot_*` or the decode rows kernels `rows_*`, by name), attention (`ra_attn_*`),
@@ -15,6 +21,7 @@ breakdown of a token; the output matrix is the main thread's kernel samples call
 `matmul(weights.output, ...)` line of Transformer.swift (found in TRANSFORMER_SWIFT). Samples off the CPU
 (descheduled by other jobs, sleeping in the pool) are not seen by cpu-clock.
 """
+import os
 import re
 import sys
 from collections import Counter
@@ -58,8 +65,48 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     return "outside decode (load, prompt warm-up)", output
 
 
+def budget(shares: dict[str, float], model: str, tok_s: float) -> None:
+    """The kernels' table of --model: MB a token per weight type, the kernel's wall time a token, its read rate."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from decode_bytes import bytes_by_type
+    by_type = bytes_by_type(model)
+    token_ms = 1000 / tok_s
+    print(f"\nKernels against the bytes they stream ({os.path.basename(model)}, {tok_s:.1f} tok/s in the profiled run: "
+          f"{token_ms:.2f} ms a token):\n")
+    print("| kernel | MB a token | ms a token | GB/s while it runs |")
+    print("|---|---:|---:|---:|")
+    kernel_ms, kernel_mb = 0.0, 0.0
+    for c, share in sorted(shares.items(), key=lambda kv: -kv[1]):
+        if not c.startswith("kernel "):
+            continue
+        name = c.split(" ", 1)[1]
+        typename = re.sub(r"^(rows|dot)_", "", name).upper()
+        mb = by_type.get(typename, 0) / 1e6
+        ms = share * token_ms
+        kernel_ms += ms
+        kernel_mb += mb
+        rate = f"{mb / ms:.1f}" if mb and ms else ""
+        print(f"| {name} | {mb:.1f} | {ms:.2f} | {rate} |")
+    print(f"| all kernels | {kernel_mb:.1f} | {kernel_ms:.2f} | {kernel_mb / max(kernel_ms, 1e-9):.1f} |")
+    print(f"| the rest of a token (serial steps, hand-offs, waits, attention, sampling) | | "
+          f"{token_ms - kernel_ms:.2f} ({100 * (token_ms - kernel_ms) / token_ms:.0f}%) | |")
+    missing = sorted(set(by_type) - {re.sub(r"^kernel (rows|dot)_", "", c).upper() for c in shares})
+    if missing:
+        print(f"\n(types streamed but not seen in a kernel: {', '.join(missing)})")
+
+
 def main() -> None:
-    text, swift = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    model = tok_s = None
+    if "--model" in args:
+        i = args.index("--model")
+        model = args[i + 1]
+        del args[i:i + 2]
+    if "--tok-s" in args:
+        i = args.index("--tok-s")
+        tok_s = float(args[i + 1])
+        del args[i:i + 2]
+    text, swift = args[0], args[1]
     output_line = ""
     for n, line in enumerate(open(swift), 1):
         if "matmul(weights.output" in line:
@@ -110,6 +157,8 @@ def main() -> None:
         print(f"| of which the output matrix's kernel (main thread, called from {output_line}) | | "
               f"{100 * out_main / max(1, decode_m):.1f} |")
     print(f"\n(outside decode: {100 * total['outside decode (load, prompt warm-up)'] / max(1, n):.1f}% of all samples, left out)")
+    if model and tok_s:
+        budget({c: k / decode_n for c, k in total.items() if not c.startswith("outside")}, model, tok_s)
 
 
 if __name__ == "__main__":

@@ -2,16 +2,14 @@
 # Decode attention alone (bench/kernels/attn.c) for the model shapes of the depth benchmark, at one depth:
 # milliseconds per token over all layers and GB/s of K+V read. With REV, the same program is also built from the
 # C kernels of that git revision and both run interleaved (ROUNDS rounds, fresh process each).
-# Usage: bench/kernels/attn.sh [DEPTH] [THREADS] [REV] [ROUNDS] [PATH]
+# Usage: bench/kernels/attn.sh [DEPTH] [THREADS] [REV] [ROUNDS] [PATH]   (CC, KOPT: cc.sh; clang -O2, as an app builds the kernels)
 #   shapes: qwen3-0.6b (16/8 heads, 128, 28 layers), SmolLM2-135M (9/3, 64, 30), Gemma 3 270M (4/1, 256, 18 layers,
 #   window 512 on five of every six)
 set -e
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+. "$(dirname "$0")/cc.sh"
 DEPTH="${1:-4096}"; THREADS="${2:-2}"; REV="${3:-}"; ROUNDS="${4:-3}"; KPATH="${5:-native}"
-OUT=$(mktemp -d)
-trap 'rm -rf "$OUT"' EXIT
 build() {   # kernel source dir, binary
-    gcc -O3 -fno-math-errno -Wall -Wextra -Wno-missing-field-initializers -I "$1/include" -I "$1" -o "$2" "$1"/*.c \
+    $CC $KOPT -fno-math-errno -Wall -Wextra -Wno-missing-field-initializers -I "$1/include" -I "$1" -o "$2" "$1"/*.c \
         "$ROOT/bench/kernels/attn.c" -lm -lpthread 2>/dev/null
 }
 build "$ROOT/Sources/CKernels" "$OUT/after"

@@ -1,8 +1,8 @@
 #!/bin/sh
 # In-process before/after of the AVX2 batch kernels of the 32-element block types (bench/kernels/b32_batch_ab.c):
 # matmul_avx2_b32.c of commit BEFORE (with its avx2_panel8.h and headers; symbols renamed) and of the working tree
-# linked into one program, called in alternation on one model's layer shapes in the engine's row chunks. clang -O3 when
-# the Swift toolchain's clang is on PATH (as SwiftPM builds the engine), else gcc -O3.
+# linked into one program, called in alternation on one model's layer shapes in the engine's row chunks. clang -O2 when
+# the Swift toolchain's clang is on PATH (as SwiftPM builds the engine for an app), else gcc; KOPT: cc.sh.
 #
 #   bench/kernels/b32_batch_ab.sh BEFORE [TYPE NB LAYERS SHAPES]      e.g.
 #   bench/kernels/b32_batch_ab.sh HEAD                 # Q4_1 (RA_Q4_1 = 3), 70 prompt tokens, SmolLM2-135M's 30 layers
@@ -14,8 +14,8 @@ mkdir -p "$OUT/before"
 B="$OUT/before/Sources/CKernels"
 RENAME="-Dra_b32_side_avx2=old_b32_side_avx2 -Dra_matmul_b32_side_avx2=old_matmul_b32_side_avx2"
 for f in q4_0 q4_1 q5_0 q5_1 q8_0; do RENAME="$RENAME -Dra_matmul_${f}_avx2=old_matmul_${f}_avx2"; done
-$CC -O3 -fno-math-errno -I "$B/include" -I "$B" $RENAME -c "$B/matmul_avx2_b32.c" -o "$OUT/old.o"
-$CC -O3 -fno-math-errno -I "$K/include" -I "$K" -o "$OUT/b32_batch_ab" "$K"/*.c "$OUT/old.o" "$ROOT/bench/kernels/b32_batch_ab.c" -lm -lpthread
+$CC $KOPT -fno-math-errno -I "$B/include" -I "$B" $RENAME -c "$B/matmul_avx2_b32.c" -o "$OUT/old.o"
+$CC $KOPT -fno-math-errno -I "$K/include" -I "$K" -o "$OUT/b32_batch_ab" "$K"/*.c "$OUT/old.o" "$ROOT/bench/kernels/b32_batch_ab.c" -lm -lpthread
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$OUT/b32_batch_ab" "${2:-3}" "${3:-70}" "${4:-30}" "${5:-576x576,192x576,192x576,576x576,1536x576,1536x576,576x1536}"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

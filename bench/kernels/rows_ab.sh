@@ -2,8 +2,8 @@
 # In-process before/after of an AVX2 decode rows kernel (bench/kernels/rows_ab.c): dot_avx2.c (the path's table) and,
 # where the commit has them, rows_avx2_b32.c (the 32-element rows kernels, in dot_avx2.c before 2026-12-02) and
 # dot_avx2_k.c (the K-quant dots and rows kernels) of commit BEFORE (symbols renamed) and of the working tree linked
-# into one program, called in alternation. clang -O3 when the Swift
-# toolchain's clang is on PATH (as SwiftPM builds the engine), else gcc -O3.
+# into one program, called in alternation. clang -O2 when the Swift
+# toolchain's clang is on PATH (as SwiftPM builds the engine for an app), else gcc; KOPT: cc.sh.
 #
 #   bench/kernels/rows_ab.sh BEFORE [TYPE N ROWS DI]      e.g.
 #   bench/kernels/rows_ab.sh e330e63 3 576 1536 4                      # Q4_1 (RA_Q4_1 = 3, RA_DI_Q4_1 = 4), SmolLM2's gate/up
@@ -18,9 +18,9 @@ for f in q4_k q5_k q6_k; do RENAME="$RENAME -Dra_avx2_dot_$f=old_avx2_dot_$f"; d
 OLD=
 for f in dot_avx2 rows_avx2_b32 dot_avx2_k; do
     (cd "$ROOT" && git show "$1:Sources/CKernels/$f.c" 2>/dev/null) > "$OUT/old_$f.c" || continue
-    $CC -O3 -fno-math-errno -I "$K/include" -I "$K" $RENAME -c "$OUT/old_$f.c" -o "$OUT/old_$f.o"
+    $CC $KOPT -fno-math-errno -I "$K/include" -I "$K" $RENAME -c "$OUT/old_$f.c" -o "$OUT/old_$f.o"
     OLD="$OLD $OUT/old_$f.o"
 done
-$CC -O3 -fno-math-errno -I "$K/include" -I "$K" -o "$OUT/rows_ab" "$K"/*.c $OLD "$ROOT/bench/kernels/rows_ab.c" -lm -lpthread
+$CC $KOPT -fno-math-errno -I "$K/include" -I "$K" -o "$OUT/rows_ab" "$K"/*.c $OLD "$ROOT/bench/kernels/rows_ab.c" -lm -lpthread
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$OUT/rows_ab" "${2:-3}" "${3:-576}" "${4:-1536}" "${5:-4}"

@@ -4,6 +4,7 @@
 # (bench/.venv has it) to list the tensors.
 # Usage: bench/kernels/stream.sh MODEL.gguf [THREADS] [STEPS]   (STREAM_CLOCK=cpu: time the calling thread's CPU time;
 # with THREADS 1, a kernel comparison that a busy machine disturbs less; CC=clang: build with the engine's compiler;
+# KOPT: the optimisation level, -O2 by default as SwiftPM's release build gives the kernels in an app;
 # STREAM_MATCH=REGEX: only the tensors whose names match, e.g. a few that stay in cache between steps, so that with
 # STREAM_CLOCK=cpu the rate from cache can be set beside the rate from memory)
 # STREAM_AB=COMMIT: an in-process before/after of the AVX2 K-quant decode rows kernels, COMMIT's dot_avx2_k.c
@@ -40,10 +41,10 @@ CEOF
     RENAME=
     for f in q4_k q5_k q6_k; do RENAME="$RENAME -Dra_avx2_dot_$f=old_avx2_dot_$f -Dra_avx2_rows_$f=old_avx2_rows_$f -Dra_avx2_multi_$f=old_avx2_multi_$f"; done
     (cd "$ROOT" && git show "$STREAM_AB:Sources/CKernels/dot_avx2_k.c") > "$OUT/old_k.c"
-    ${CC:-gcc} -O3 -fno-math-errno -I "$K/include" -I "$K" $RENAME -c "$OUT/old_k.c" -o "$OUT/old_k.o"
+    ${CC:-gcc} ${KOPT:--O2} -fno-math-errno -I "$K/include" -I "$K" $RENAME -c "$OUT/old_k.c" -o "$OUT/old_k.o"
     EXTRA="-DSTREAM_AB -I $K $OUT/old_k.o"
 fi
-${CC:-gcc} -O3 -fno-math-errno -Wall -Wextra -I "$K/include" -o "$OUT/stream" \
+${CC:-gcc} ${KOPT:--O2} -fno-math-errno -Wall -Wextra -I "$K/include" -o "$OUT/stream" \
     "$K"/*.c "$ROOT/bench/kernels/stream.c" $EXTRA -lm -lpthread
 "$OUT/stream" "$MODEL" "$OUT/tensors.txt" "$THREADS" "$STEPS"
 rm -rf "$OUT"

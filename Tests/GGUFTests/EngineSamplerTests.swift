@@ -69,8 +69,31 @@ struct EngineSamplerTests {
         #expect(floored.map(\.id) == expected.filter { $0.logit >= 40 }.map(\.id))
     }
 
+    @Test("top-k selection skips NaNs and takes the tail past the last group of eight, rising and falling logits alike",
+          arguments: [0, 3, 8, 13, 5003])
+    func topKEightLaneScan(count: Int) {
+        var rng = Xoshiro256(seed: UInt64(count) &+ 5)
+        func reference(_ l: [Float], k: Int, floor: Float) -> [Int32] {
+            l.enumerated().filter { !$0.element.isNaN && $0.element >= floor }
+                .map { (logit: $0.element, id: Int32($0.offset)) }
+                .sorted { $0.logit != $1.logit ? $0.logit > $1.logit : $0.id < $1.id }.prefix(k).map(\.id)
+        }
+        for round in 0..<12 {
+            var l = (0..<count).map { _ -> Float in rng.next() % 17 == 0 ? .nan : Float(Int(rng.next() % 50)) * 0.5 }
+            if round % 3 == 1 { l = (0..<count).map(Float.init) }           // rising: every logit enters the set
+            if round % 3 == 2 { l = (0..<count).map { Float(count - $0) } } // falling: the first k fill it
+            if round % 4 == 3, count > 0 { l[count - 1] = 1000 }            // the best one in the tail
+            for k in [1, 7, 40] {
+                #expect(Sampler.topK(l, k: k, floor: -.infinity).map(\.id) == reference(l, k: k, floor: -.infinity),
+                        "length \(count), round \(round), k \(k)")
+                #expect(Sampler.topK(l, k: k, floor: 10).map(\.id) == reference(l, k: k, floor: 10),
+                        "length \(count), round \(round), k \(k), floor 10")
+            }
+        }
+    }
+
     @Test("argmax is the first index of the largest logit for any length, with ties, infinities and NaNs",
-          arguments: [0, 1, 7, 8, 9, 15, 16, 17, 49152, 49155])
+          arguments: [0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 49152, 49155])
     func argmaxMatchesOneScan(count: Int) {
         var rng = Xoshiro256(seed: UInt64(count) &+ 11)
         func scan(_ l: [Float]) -> Int32 {

@@ -34,6 +34,10 @@ enum { RA_MAX_DECODE_CHUNKS = 1024 };
 /// One chunk of a decode dispatch: rows [r0, r1) of job `job`.
 typedef struct { int32_t job, r0, r1; } ra_mm_chunk;
 
+/// A segment's claim counter, on a cache line of its own: the threads claim chunks of their own segments at the same
+/// time, and counters sharing a line made each claim wait for the line to come back from the other core.
+typedef struct { _Alignas(64) _Atomic int64_t next; } ra_mm_counter;
+
 typedef struct {
     const ra_matmul_job *jobs;
     int count;
@@ -42,7 +46,7 @@ typedef struct {
     const float *side[RA_MAX_JOBS];  // each job's activation scales as floats (ra_matmul_side), or NULL
     int segments;                    // the chunks split into this many runs of consecutive chunks (batches, decode tables)
     int64_t end[RA_MAX_SEGMENTS];    // each segment's end (chunk index)
-    _Atomic int64_t next[RA_MAX_SEGMENTS];   // each segment's next unclaimed chunk
+    ra_mm_counter next[RA_MAX_SEGMENTS];     // each segment's next unclaimed chunk
     const ra_mm_chunk *table;        // decode: the chunks, in claim order (then chunk/first are unused)
 } ra_mm_ctx;
 
@@ -79,7 +83,7 @@ static void ra_mm_segment_task(void *p, int64_t lo, int64_t hi, int ith) {
             const int s = (int)((s0 + i) % c->segments);
             const int64_t end = ra_mm_segment_end(c, s);
             for (;;) {
-                const int64_t k = atomic_fetch_add_explicit(&c->next[s], 1, memory_order_relaxed);
+                const int64_t k = atomic_fetch_add_explicit(&c->next[s].next, 1, memory_order_relaxed);
                 if (k >= end) break;
                 ra_mm_task(c, k, k + 1, ith);
             }
@@ -114,18 +118,22 @@ static int64_t ra_chunk_rows(const ra_matmul_job *m, int threads) {
 static int64_t ra_round16(int64_t r) { return (r + 15) & ~(int64_t)15; }
 
 /// The chunks of a decode dispatch (every job has one activation row), in the order the threads claim them: each job in
-/// ra_chunk_rows' chunks (at most RA_DECODE_CHUNK_MAX_BYTES), except that near the end of the whole dispatch a chunk is
-/// at most the remaining bytes / (2 × threads), so the last chunks shrink (guided scheduling) and the threads finish
-/// within a small chunk of each other instead of one finishing a full chunk alone. Every row's dot is computed
-/// alone, so the split changes no result. Returns the number of chunks, or 0 when they would not fit in `cap`.
+/// ra_chunk_rows' chunks (at most RA_DECODE_CHUNK_MAX_BYTES), except that near the end of each thread's segment (the
+/// table cut into `threads` runs of equal bytes, ra_matmul_jobs) a chunk is at most the bytes left in the segment /
+/// (2 × threads), so the chunks shrink toward each segment's end (guided scheduling): whichever thread finishes its own
+/// segment first and helps with the other's, the two finish within a small chunk of each other. (Shrinking only
+/// toward the end of the whole dispatch left the first segment's last chunks full-sized: on SmolLM2 decode the caller
+/// spent ~5% of a token waiting for the worker to leave a product.) Every row's dot is computed alone, so the split
+/// changes no result. Returns the number of chunks, or 0 when they would not fit in `cap`.
 static int64_t ra_decode_chunks(const ra_matmul_job *jobs, int count, int threads, ra_mm_chunk *table, int64_t cap) {
-    int64_t remaining = 0, wrow[RA_MAX_JOBS];
+    int64_t total = 0, wrow[RA_MAX_JOBS];
     for (int i = 0; i < count; i++) {
         wrow[i] = ra_row_bytes(jobs[i].weight_type, jobs[i].n);
         if (wrow[i] <= 0 || jobs[i].rows > INT32_MAX) return 0;
-        remaining += jobs[i].rows * wrow[i];
+        total += jobs[i].rows * wrow[i];
     }
-    int64_t k = 0;
+    const int64_t segments = threads < RA_MAX_SEGMENTS ? threads : RA_MAX_SEGMENTS;
+    int64_t k = 0, done = 0;
     for (int i = 0; i < count; i++) {
         int64_t normal = ra_chunk_rows(&jobs[i], threads);
         const int64_t most = (RA_DECODE_CHUNK_MAX_BYTES / wrow[i]) & ~(int64_t)15;
@@ -133,14 +141,16 @@ static int64_t ra_decode_chunks(const ra_matmul_job *jobs, int count, int thread
         int64_t least = ra_round16(RA_DECODE_TAIL_MIN_BYTES / wrow[i] + 1);
         if (least > normal) least = normal;
         for (int64_t r = 0; r < jobs[i].rows;) {
-            int64_t c = ra_round16(remaining / (2 * (int64_t)threads * wrow[i]) + 1);
+            const int64_t segment_end = total / segments * (done * segments / total + 1);   // the next cut after `done`
+            const int64_t left = (segment_end > done ? segment_end : total) - done;
+            int64_t c = ra_round16(left / (2 * (int64_t)threads * wrow[i]) + 1);
             if (c > normal) c = normal;
             if (c < least) c = least;
             if (c > jobs[i].rows - r) c = jobs[i].rows - r;
             if (k == cap) return 0;
             table[k++] = (ra_mm_chunk){ i, (int32_t)r, (int32_t)(r + c) };
             r += c;
-            remaining -= c * wrow[i];
+            done += c * wrow[i];
         }
     }
     return k;
@@ -206,7 +216,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
         if (c.segments > RA_MAX_SEGMENTS) c.segments = RA_MAX_SEGMENTS;
         if (batch && c.segments > 1 && work >= 16384 && c.first[n] >= c.segments) {
             for (int s = 0; s < c.segments; s++) c.end[s] = c.first[n] * (s + 1) / c.segments;
-            for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s], s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
+            for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s].next, s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
             ra_pool_for(pool, c.segments, 1, ra_mm_segment_task, &c);
         } else if (c.table && c.segments > 1 && chunks >= 2 * c.segments) {
             // Decode: each thread streams its own run of consecutive rows (equal bytes), so its prefetches run ahead
@@ -223,7 +233,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
                 }
                 c.end[s] = k;
             }
-            for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s], s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
+            for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s].next, s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
             ra_pool_for(pool, c.segments, 1, ra_mm_segment_task, &c);
         } else {
             ra_pool_for(pool, chunks, work < 16384 ? chunks : 1, ra_mm_task, &c);

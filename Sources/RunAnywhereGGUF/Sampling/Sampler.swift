@@ -203,6 +203,17 @@ struct Sampler: Sendable {
             if let base = l.baseAddress {
                 let floors = SIMD8<Float>(repeating: floor)
                 while i + 8 <= l.count {
+                    if best.count == k && i + 32 <= l.count {
+                        // Full: the k-th best is at or above the floor, so passing it is the whole test; 32 at a time.
+                        let bar = SIMD8<Float>(repeating: worst), p = UnsafeRawPointer(base + i)
+                        let pass = (p.loadUnaligned(as: SIMD8<Float>.self) .> bar) .| (p.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self) .> bar)
+                            .| (p.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self) .> bar) .| (p.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self) .> bar)
+                        if any(pass) {
+                            for j in i..<(i + 32) { consider(j) }
+                        }
+                        i += 32
+                        continue
+                    }
                     let v = UnsafeRawPointer(base + i).loadUnaligned(as: SIMD8<Float>.self)
                     var pass = v .>= floors
                     if best.count == k { pass = pass .& (v .> SIMD8<Float>(repeating: worst)) }

@@ -49,17 +49,22 @@ RA_AVX2_INLINE __m128 rows_b32_group(const uint8_t *a, const uint8_t *b, const f
     return b32_chains(acc, r, cnt);
 }
 
-// Q4_0 and Q4_1 by pairs of blocks: the 16 bytes of quants of blocks k and k+1 in one vector give the low nibbles of
-// both (elements 0..15 of each) with one and, the high ones (16..31) with one shift and one and, against an activation
-// copy laid out to match (per group of 4 blocks, 8 floats of scales in the lane order below), packed once per call
-// with vector loads and permutes. Each int16 lane adds 4 products (<= 4 · 15 · 128), so a block's sum is exact before
-// vpmaddwd. Most rows go two at a time (rows_b32_pairs2: both rows' 4 chains in the 8 lanes, so one set of scale and
-// fma instructions serves two rows and the chains of the two rows overlap; 1.2-1.3x a row at a time on SmolLM2's
-// 576-column rows, engine-notes.md); a single row (rows_b32_pairs) has its chains in lanes of blocks 0, 0, 2, 2 |
+// The 4- and 5-bit types by pairs of blocks: the 16 bytes of quants of blocks k and k+1 in one vector give the low
+// nibbles of both (elements 0..15 of each) with one and, the high ones (16..31) with one shift and one and, against an
+// activation copy laid out to match (per group of 4 blocks, 8 floats of scales in the lane order below), packed once
+// per call with vector loads and permutes. The 5-bit types' fifth bits come from both blocks' qh words in one vector
+// (one 32-byte load from block k's qh: k's word in the low 128-bit lane, k+1's in the high one), spread to bytes by one
+// shuffle for elements 0..15 (qh bits 0..15) and one for 16..31 (bits 16..31), as many as a block at a time takes;
+// their scales are gathered in general-purpose registers. 1.3-1.4x the one-row-at-a-time group kernel on Gemma 3's
+// 640-column Q5_0 rows (engine-notes.md). Each int16 lane adds 4 products (<= 4 · 31 · 128) before the reduction.
+// Most rows go two at a time (rows_b32_pairs2: both rows' 4 chains in the 8 lanes, so one set of scale and fma
+// instructions serves two rows and the chains of the two rows overlap; 1.2-1.3x a row at a time on SmolLM2's
+// 576-column Q4_1 rows, engine-notes.md); a single row (rows_b32_pairs) has its chains in lanes of blocks 0, 0, 2, 2 |
 // 1, 1, 3, 3 of the group (the duplicates are the same fmas on the same values, so the 4 chains are dot_b32's).
 typedef struct { uint8_t y[128]; float dx[8], sx[8]; int32_t off[8]; float dx2[8], sx2[8]; int32_t off2[8]; } b32_pair_group;
 
-RA_AVX2_INLINE int b32_paired(const int t) { return t == B32_Q4_0 || t == B32_Q4_1; }
+RA_AVX2_INLINE int b32_paired(const int t) { return t != B32_Q8_0; }
+RA_AVX2_INLINE int b32_5bit(const int t) { return t == B32_Q5_0 || t == B32_Q5_1; }
 
 // Group g of the activation row (blocks 4g..4g+cnt-1, cnt 2 or 4) in the layout of rows_b32_pairs (lanes of blocks
 // past cnt: zeros).
@@ -91,13 +96,31 @@ RA_AVX2_INLINE void b32_pair_pack(const uint8_t *X, const float *dx, const float
 // The int16 sums of the pairs of blocks (0, 1) and (2, 3) of a group of row a (lanes: 8 partial sums of each block;
 // blocks 0 | 1 in s[0], 2 | 3 in s[1]; cnt 2: s[1] zero).
 RA_AVX2_INLINE void b32_pair_isums(const uint8_t *a, const b32_pair_group *g, __m256i s[2], const int cnt, const int t) {
-    const int wb = b32_wbytes(t), qo = t == B32_Q4_1 ? (int)offsetof(blk_q4_1, qs) : (int)offsetof(blk_q4_0, qs);
+    const int wb = b32_wbytes(t);
+    const int qo = t == B32_Q4_1 ? (int)offsetof(blk_q4_1, qs) : t == B32_Q5_0 ? (int)offsetof(blk_q5_0, qs)
+                 : t == B32_Q5_1 ? (int)offsetof(blk_q5_1, qs) : (int)offsetof(blk_q4_0, qs);
+    const int ho = t == B32_Q5_1 ? (int)offsetof(blk_q5_1, qh) : (int)offsetof(blk_q5_0, qh);
     const __m256i m4 = _mm256_set1_epi8(15);
     s[1] = _mm256_setzero_si256();
     for (int p = 0; p < cnt / 2; p++) {
-        const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + 2 * p * wb + qo))),
-                                                  _mm_loadu_si128((const __m128i *)(a + (2 * p + 1) * wb + qo)), 1);
-        const __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        const uint8_t *b0 = a + 2 * p * wb, *b1 = b0 + wb;
+        // (5-bit: a blend of two 32-byte loads, block k+1's from 16 bytes before its quants, instead of vinserti128's
+        // one shuffle pipe; both loads stay inside the two blocks)
+        const __m256i v = b32_5bit(t) ? _mm256_blend_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(b0 + qo)),
+                                                           _mm256_loadu_si256((const __m256i *)(const void *)(b1 + qo - 16)), 0xF0)
+                                      : _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(b0 + qo))),
+                                                                _mm_loadu_si128((const __m128i *)(b1 + qo)), 1);
+        __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+        if (b32_5bit(t)) {   // both qh words from one load: block k's at bytes 0..3, k+1's at wb - 16.. of the high lane
+            const __m256i h = _mm256_loadu_si256((const __m256i *)(const void *)(b0 + ho));
+            const char u = (char)(wb - 16), v1 = (char)(wb - 15);
+            const __m256i sl = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, u, u, u, u, u, u, u, u, v1, v1, v1, v1, v1, v1, v1, v1);
+            const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL), b4 = _mm256_set1_epi8(0x10);
+            const __m256i hl = _mm256_and_si256(_mm256_shuffle_epi8(h, sl), bit);
+            const __m256i hh = _mm256_and_si256(_mm256_shuffle_epi8(h, _mm256_add_epi8(sl, _mm256_set1_epi8(2))), bit);
+            lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_cmpeq_epi8(hl, bit), b4));
+            hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_cmpeq_epi8(hh, bit), b4));
+        }
         s[p] = _mm256_add_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(g->y + 64 * p))),
                                 _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(g->y + 64 * p + 32))));
     }
@@ -112,9 +135,19 @@ RA_AVX2_INLINE __m256 b32_pair_wscales(const uint8_t *a, const int wb, const int
     return _mm256_cvtph_ps(_mm_castps_si128(dm));
 }
 
+// b32_pair_wscales from 32-bit loads combined in general-purpose registers, one move to a vector (the 5-bit types:
+// their vector pipes are the bottleneck, the integer ones have room; 1.1x on Q5_1 over b32_pair_wscales' inserts).
+RA_AVX2_INLINE __m256 b32_pair_wscales_gpr(const uint8_t *a, const int wb, const int cnt) {
+    uint32_t h[4];
+    for (int k = 0; k < 4; k++) memcpy(&h[k], a + (k < cnt ? k : k - 2) * wb, 4);   // (cnt 2: blocks 0, 1 again)
+    return _mm256_cvtph_ps(_mm_set_epi64x((long long)((uint64_t)h[1] | (uint64_t)h[3] << 32), (long long)((uint64_t)h[0] | (uint64_t)h[2] << 32)));
+}
+
 // Two rows a and b (a group each) at once, both rows' 4 chains in one vector: lanes a0 a2 b0 b2 | a1 a3 b1 b3 (row,
-// block of the group). Each int16 lane adds 16 products (<= 16 · 15 · 128 < 2^15) before vpmaddwd, and every chain
-// gets the same fmas on the same values as in dot_b32. cnt 2: blocks 0 and 1 only (the chains of 2 and 3 unchanged).
+// block of the group). The 4-bit types' int16 lanes add 16 products (<= 16 · 15 · 128 < 2^15) before vpmaddwd, so the
+// two rows share one reduction; the 5-bit types' may add 8 (<= 8 · 31 · 128 < 2^15), so each row goes to int32 first
+// and the rows meet in one vphaddd. Every chain gets the same fmas on the same values as in dot_b32. cnt 2: blocks 0
+// and 1 only (the chains of 2 and 3 unchanged).
 RA_AVX2_INLINE __m256 rows_b32_pairs2(const uint8_t *a, const uint8_t *b, const b32_pair_group *g, const __m256 acc0, const int cnt,
                                       const int t) {
     const int wb = b32_wbytes(t);
@@ -122,10 +155,15 @@ RA_AVX2_INLINE __m256 rows_b32_pairs2(const uint8_t *a, const uint8_t *b, const 
     __m256i sa[2], sb[2];
     b32_pair_isums(a, g, sa, cnt, t);
     b32_pair_isums(b, g, sb, cnt, t);
-    const __m256i h = _mm256_hadd_epi16(_mm256_hadd_epi16(sa[0], sa[1]), _mm256_hadd_epi16(sb[0], sb[1]));
-    __m256i isum = _mm256_madd_epi16(h, _mm256_set1_epi16(1));
+    const __m256i one = _mm256_set1_epi16(1);
+    __m256i isum;
+    if (b32_5bit(t))   // int16 lanes of 8 products at most: each row to int32 before the rows meet
+        isum = _mm256_hadd_epi32(_mm256_madd_epi16(_mm256_hadd_epi16(sa[0], sa[1]), one), _mm256_madd_epi16(_mm256_hadd_epi16(sb[0], sb[1]), one));
+    else
+        isum = _mm256_madd_epi16(_mm256_hadd_epi16(_mm256_hadd_epi16(sa[0], sa[1]), _mm256_hadd_epi16(sb[0], sb[1])), one);
     if (b32_offset(t)) isum = _mm256_sub_epi32(isum, _mm256_loadu_si256((const __m256i *)g->off2));
-    const __m256 xa = b32_pair_wscales(a, wb, cnt), xb = b32_pair_wscales(b, wb, cnt);
+    const __m256 xa = b32_5bit(t) ? b32_pair_wscales_gpr(a, wb, cnt) : b32_pair_wscales(a, wb, cnt);
+    const __m256 xb = b32_5bit(t) ? b32_pair_wscales_gpr(b, wb, cnt) : b32_pair_wscales(b, wb, cnt);
     const __m256 d = _mm256_shuffle_ps(xa, xb, _MM_SHUFFLE(2, 0, 2, 0));
     acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_loadu_ps(g->dx2)), acc);
     if (b32_min(t)) acc = _mm256_fmadd_ps(_mm256_shuffle_ps(xa, xb, _MM_SHUFFLE(3, 1, 3, 1)), _mm256_loadu_ps(g->sx2), acc);

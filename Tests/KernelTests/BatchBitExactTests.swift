@@ -27,22 +27,35 @@ extension DotProductTests {
         #expect(paths.count >= 1)
         // odd and even block counts (Q4_0's dot sums alternate blocks into two accumulators; Q8_0's reduces 4 blocks
         // at a time), 1...9 activation rows (the multi kernels and panels take 4 at a time), extreme scales and values
-        // (n = 576: SmolLM2's rows, 18 blocks; the AVX2 Q4_0/Q4_1 decode kernel takes two rows and a 2-block tail at once.)
+        // (n = 576: SmolLM2's rows, 18 blocks; the AVX2 4- and 5-bit decode kernels take two rows and a 2-block tail at
+        // once; n = 640: Gemma 3's, 20 blocks, no tail. Decode (nb = 1) also takes odd and even row counts and a single
+        // row: the two-row kernel, its one-row remainder, the one-row kernel alone.)
         // Every block gets its own scales: a kernel that paired one row's scales with another's blocks would fail.
+        // Saturating data (every quant at the top of its range, activations all +1 or -1): integer sums at their
+        // limits (a 5-bit kernel that kept 16 products in an int16 lane would overflow).
         var scaleRng = SeededRandom(seed: 4242 + UInt64(t.id))
-        for n in t.blockSize == 32 ? [32, 64, 96, 224, 544, 576] : [256, 512, 1280] {
-            for extreme in [false, true] {
+        for n in t.blockSize == 32 ? [32, 64, 96, 224, 544, 576, 640] : [256, 512, 1280] {
+            for data in ["random", "extreme", "saturating"] {
+                let extreme = data == "extreme"
                 var w = [UInt8]()
-                for _ in 0..<rows {
-                    w += Kernels.randomWeights(t, n, &rng, extreme: extreme) {
-                        scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1)
+                if data == "saturating" {
+                    w = panelData(t, n, rows: rows, nb: 0, round: 2, &rng).0
+                } else {
+                    for _ in 0..<rows {
+                        w += Kernels.randomWeights(t, n, &rng, extreme: extreme) {
+                            scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1)
+                        }
                     }
                 }
                 for nb in [1, 2, 3, 4, 5, 7, 9] {
                     var x = [UInt8]()
-                    for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                    if data == "saturating" {
+                        x = panelData(t, n, rows: 0, nb: nb, round: 2, &rng).1
+                    } else {
+                        for _ in 0..<nb { x += Kernels.randomActivations(t, n, &rng, extreme: extreme) }
+                    }
                     for path in paths {
-                        for (r0, r1) in [(0, rows), (2, 9)] {
+                        for (r0, r1) in nb == 1 ? [(0, rows), (2, 9), (1, 5), (3, 9), (4, 5)] : [(0, rows), (2, 9)] {
                             let out = matmulRows(t, n, w, x, nb: nb, stride: stride, r0, r1, on: path)
                             for b in 0..<nb {
                                 let xRow = Array(x[(b * xrb(n))..<((b + 1) * xrb(n))])
@@ -54,7 +67,7 @@ extension DotProductTests {
                                     }
                                     let want = path.run { Kernels.dot(t, n, w, xRow, wOffset: r * wrb(n)) }
                                     #expect(got.bitPattern == want.bitPattern,
-                                            "\(t) \(path) n=\(n) extreme=\(extreme) nb=\(nb) b=\(b) r=\(r): \(got) vs dot \(want)")
+                                            "\(t) \(path) n=\(n) \(data) nb=\(nb) b=\(b) r=\(r): \(got) vs dot \(want)")
                                 }
                             }
                         }

@@ -7,8 +7,10 @@
 With --model and the profiled run's decode rate (--tok-s), a second table sets each row·vector kernel's share of
 the token beside the bytes of its weight type that a token streams (decode_bytes.py; needs the gguf package): the
 rate each kernel reads at while it runs, and the time of a token outside the kernels (serial steps, hand-offs,
-waits). A kernel's time a token is its share of all threads' samples times the token's time: the threads of a
-product run it side by side, and the pool's workers spin (and are sampled) between products.
+waits). A kernel's time a token is its share of the main thread's samples times the token's time: the main thread
+runs its part of every product side by side with the workers and is on a CPU all through a decode step. (The
+workers' samples are not used: perf's DWARF unwinding returns no frame at all for a fifth of a worker's samples,
+those in the output matrix's kernel among them, which all-thread shares would leave out of decode.)
 
 Each sample is put in one class by its innermost frame that says what it is doing (kernel-mode frames are
 skipped to the user frame they interrupted): a row·vector kernel (`dot_*` or the decode rows kernels `rows_*`, by name), attention (`ra_attn_*`),
@@ -66,7 +68,8 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
 
 
 def budget(shares: dict[str, float], model: str, tok_s: float) -> None:
-    """The kernels' table of --model: MB a token per weight type, the kernel's wall time a token, its read rate."""
+    """The kernels' table of --model: MB a token per weight type, the kernel's wall time a token (from the main thread's
+    shares), its read rate."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from decode_bytes import bytes_by_type
     by_type = bytes_by_type(model)
@@ -158,7 +161,7 @@ def main() -> None:
               f"{100 * out_main / max(1, decode_m):.1f} |")
     print(f"\n(outside decode: {100 * total['outside decode (load, prompt warm-up)'] / max(1, n):.1f}% of all samples, left out)")
     if model and tok_s:
-        budget({c: k / decode_n for c, k in total.items() if not c.startswith("outside")}, model, tok_s)
+        budget({c: k / max(1, decode_m) for c, k in main_total.items() if not c.startswith("outside")}, model, tok_s)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,8 @@
 #
 # --sample: decode through the token loop the CLI runs, with the default sampling parameters (engine-bench --sample),
 # instead of decode + argmax.
-# With the gguf package (bench/.venv, or LLAMA_PYTHON) a second table sets each kernel's time a token beside the bytes
-# its weight type streams: the rate it reads at while it runs, and a token's time outside the kernels.
+# Then a second run without call graphs: each kernel's time a token beside the bytes its weight type streams (needs the
+# gguf package: bench/.venv, or LLAMA_PYTHON), i.e. the rate it reads at while it runs, and a token's time outside them.
 # Needs perf (Debian: linux-perf) allowed to profile its own children (kernel.perf_event_paranoid <= 2) and
 # swift-demangle next to swift. Prints the decode rate of the profiled run, the load average and the table.
 set -euo pipefail
@@ -39,13 +39,20 @@ perf record -q -e cpu-clock -F 1000 --call-graph dwarf,8192 -o "$WORK/perf.data"
     "$BIN" "$MODEL" --tg "$TG" --pp 1 --reps "$REPS" --threads "$THREADS" --cpu "$CPU" $SAMPLE 2>/dev/null | grep "^| tg" | tee "$WORK/rate.txt"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 perf script -i "$WORK/perf.data" -F pid,tid,ip,sym,srcline 2>/dev/null | "$DEMANGLE" --simplified > "$WORK/script.txt"
-# The kernels' read rates need the gguf package (bench/.venv has it; LLAMA_PYTHON as the other scripts take it).
+python3 bench/engine/profile_summary.py "$WORK/script.txt" Sources/RunAnywhereGGUF/Transformer/Transformer.swift
+# The kernels' read rates: a second run without call graphs (light on the machine), and the gguf package (bench/.venv
+# has it; LLAMA_PYTHON as the other scripts take it) for the bytes per weight type.
 PY="${LLAMA_PYTHON:-bench/.venv/bin/python}"
-BUDGET=()
-if "$PY" -c "import gguf" 2>/dev/null; then
-    BUDGET=(--model "$MODEL" --tok-s "$(awk -F'|' '{ split($4, a, " "); print a[1] }' "$WORK/rate.txt")")
-else
-    PY=python3
+if ! "$PY" -c "import gguf" 2>/dev/null; then
     echo "(no gguf package for $PY: the table of the kernels' read rates is left out)"
+    exit 0
 fi
-"$PY" bench/engine/profile_summary.py "$WORK/script.txt" Sources/RunAnywhereGGUF/Transformer/Transformer.swift "${BUDGET[@]}"
+HZ=2000
+echo
+perf record -q -e cpu-clock -F "$HZ" -o "$WORK/light.data" -- \
+    "$BIN" "$MODEL" --tg "$TG" --pp 1 --reps "$REPS" --threads "$THREADS" --cpu "$CPU" $SAMPLE 2>/dev/null | grep "^| tg" | tee "$WORK/rate2.txt"
+perf script -i "$WORK/light.data" -F pid,tid,ip,sym 2>/dev/null > "$WORK/light.txt"
+echo
+# single-token steps: REPS runs of TG, and the REPS one-token prompts (--pp 1) before them
+"$PY" bench/engine/profile_summary.py --budget "$WORK/light.txt" --model "$MODEL" \
+    --tok-s "$(awk -F'|' '{ split($4, a, " "); print a[1] }' "$WORK/rate2.txt")" --tokens $((REPS * TG + REPS)) --hz "$HZ"

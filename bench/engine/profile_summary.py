@@ -2,15 +2,16 @@
 """Where a decode run's time goes, from `perf script -F pid,tid,ip,sym,srcline` of a call-graph profile
 (bench/engine/profile.sh records it; Swift names demangled before they come here).
 
-  profile_summary.py PERF_SCRIPT.txt TRANSFORMER_SWIFT [--model MODEL.gguf --tok-s RATE]
+  profile_summary.py PERF_SCRIPT.txt TRANSFORMER_SWIFT
+  profile_summary.py --budget LIGHT_SCRIPT.txt --model MODEL.gguf --tok-s RATE --tokens N --hz F
 
-With --model and the profiled run's decode rate (--tok-s), a second table sets each row·vector kernel's share of
-the token beside the bytes of its weight type that a token streams (decode_bytes.py; needs the gguf package): the
-rate each kernel reads at while it runs, and the time of a token outside the kernels (serial steps, hand-offs,
-waits). A kernel's time a token is its share of the main thread's samples times the token's time: the main thread
-runs its part of every product side by side with the workers and is on a CPU all through a decode step. (The
-workers' samples are not used: perf's DWARF unwinding returns no frame at all for a fifth of a worker's samples,
-those in the output matrix's kernel among them, which all-thread shares would leave out of decode.)
+--budget: from `perf script -F pid,tid,ip,sym` of a profile without call graphs (sampling at F Hz; a DWARF call-graph
+profile takes the machine's second core from the benchmark: perf copies 8 KB of stack a sample, and the decode rate
+drops by a third or more), each decode kernel's time a token beside the bytes of its weight type that a token
+streams (decode_bytes.py; needs the gguf package): the rate each kernel reads at while it runs, and a token's time
+outside the kernels (serial steps, hand-offs, waits, attention, sampling). A kernel's time a token is the main
+thread's samples in it / F / the N single-token steps of the run (its rows kernels run only there): the main thread
+runs its part of every product side by side with the workers and is on a CPU all through a step.
 
 Each sample is put in one class by its innermost frame that says what it is doing (kernel-mode frames are
 skipped to the user frame they interrupted): a row·vector kernel (`dot_*` or the decode rows kernels `rows_*`, by name), attention (`ra_attn_*`),
@@ -67,25 +68,29 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     return "outside decode (load, prompt warm-up)", output
 
 
-def budget(shares: dict[str, float], model: str, tok_s: float) -> None:
-    """The kernels' table of --model: MB a token per weight type, the kernel's wall time a token (from the main thread's
-    shares), its read rate."""
+def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> None:
+    """The kernels' table of --budget: MB a token per weight type, the kernel's time a token, its read rate."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     from decode_bytes import bytes_by_type
     by_type = bytes_by_type(model)
+    samples = Counter()
+    for line in open(script, errors="replace"):
+        parts = line.split()
+        head = re.match(r"(\d+)/(\d+)$", parts[0]) if parts else None
+        if not head or head.group(1) != head.group(2) or len(parts) < 3:
+            continue                                    # the main thread only (pid == tid); then ip, symbol
+        kernel = re.search(r"(?:^|_)(?:rows|dot)_((?:q|f|bf|iq)[a-z0-9_]+)$", parts[2])
+        if kernel:
+            samples[kernel.group(1)] += 1
     token_ms = 1000 / tok_s
-    print(f"\nKernels against the bytes they stream ({os.path.basename(model)}, {tok_s:.1f} tok/s in the profiled run: "
-          f"{token_ms:.2f} ms a token):\n")
+    print(f"Kernels against the bytes they stream ({os.path.basename(model)}, {tok_s:.1f} tok/s in the profiled run: "
+          f"{token_ms:.2f} ms a token; main thread, {hz:.0f} Hz, {tokens} steps):\n")
     print("| kernel | MB a token | ms a token | GB/s while it runs |")
     print("|---|---:|---:|---:|")
     kernel_ms, kernel_mb = 0.0, 0.0
-    for c, share in sorted(shares.items(), key=lambda kv: -kv[1]):
-        if not c.startswith("kernel "):
-            continue
-        name = c.split(" ", 1)[1]
-        typename = re.sub(r"^(rows|dot)_", "", name).upper()
-        mb = by_type.get(typename, 0) / 1e6
-        ms = share * token_ms
+    for name, count in samples.most_common():
+        mb = by_type.get(name.upper(), 0) / 1e6
+        ms = 1000 * count / hz / tokens
         kernel_ms += ms
         kernel_mb += mb
         rate = f"{mb / ms:.1f}" if mb and ms else ""
@@ -93,22 +98,17 @@ def budget(shares: dict[str, float], model: str, tok_s: float) -> None:
     print(f"| all kernels | {kernel_mb:.1f} | {kernel_ms:.2f} | {kernel_mb / max(kernel_ms, 1e-9):.1f} |")
     print(f"| the rest of a token (serial steps, hand-offs, waits, attention, sampling) | | "
           f"{token_ms - kernel_ms:.2f} ({100 * (token_ms - kernel_ms) / token_ms:.0f}%) | |")
-    missing = sorted(set(by_type) - {re.sub(r"^kernel (rows|dot)_", "", c).upper() for c in shares})
+    missing = sorted(set(by_type) - {k.upper() for k in samples})
     if missing:
         print(f"\n(types streamed but not seen in a kernel: {', '.join(missing)})")
 
 
 def main() -> None:
     args = sys.argv[1:]
-    model = tok_s = None
-    if "--model" in args:
-        i = args.index("--model")
-        model = args[i + 1]
-        del args[i:i + 2]
-    if "--tok-s" in args:
-        i = args.index("--tok-s")
-        tok_s = float(args[i + 1])
-        del args[i:i + 2]
+    if args and args[0] == "--budget":
+        opts = dict(zip(args[2::2], args[3::2]))
+        budget(args[1], opts["--model"], float(opts["--tok-s"]), int(opts["--tokens"]), float(opts["--hz"]))
+        return
     text, swift = args[0], args[1]
     output_line = ""
     for n, line in enumerate(open(swift), 1):
@@ -160,8 +160,6 @@ def main() -> None:
         print(f"| of which the output matrix's kernel (main thread, called from {output_line}) | | "
               f"{100 * out_main / max(1, decode_m):.1f} |")
     print(f"\n(outside decode: {100 * total['outside decode (load, prompt warm-up)'] / max(1, n):.1f}% of all samples, left out)")
-    if model and tok_s:
-        budget({c: k / max(1, decode_m) for c, k in main_total.items() if not c.startswith("outside")}, model, tok_s)
 
 
 if __name__ == "__main__":

@@ -75,9 +75,11 @@ LOAD1="$(cut -d' ' -f1-3 /proc/loadavg)"
 {
     echo "# Time to first token: a ~40-token chat message on a small model"
     echo
+    # (a driver given by TTFT_BENCH outside .build/debug is taken to be a release build copied elsewhere; the driver line
+    # names it)
     case "$BIN" in
-        *release*) BUILD="env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --product ttft-bench" ;;
-        *) BUILD="RUNANYWHERE_DEV_OPTIMIZE=1 swift build --product ttft-bench" ;;
+        *debug*) BUILD="RUNANYWHERE_DEV_OPTIMIZE=1 swift build --product ttft-bench" ;;
+        *) BUILD="env -u RUNANYWHERE_DEV_OPTIMIZE swift build -c release --product ttft-bench" ;;
     esac
     echo "Reproduce: \`$BUILD && ${BEFORE:+TTFT_BEFORE=OLDER_BUILD }bench/engine/ttft.sh $MODEL --rounds $ROUNDS --threads $THREADS\`"
     echo

@@ -36,7 +36,8 @@ TG=128
 OUT=
 CPU=
 PAGES=huge
-ARGS="$*"
+ARGS="$(printf "%q " "$@")"   # quoted, so the Reproduce line below can be pasted back
+ARGS="${ARGS% }"
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift 2 ;;

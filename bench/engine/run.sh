@@ -36,8 +36,8 @@ TG=128
 OUT=
 CPU=
 PAGES=huge
-ARGS="$(printf "%q " "$@")"   # quoted, so the Reproduce line below can be pasted back
-ARGS="${ARGS% }"
+ARGS=
+[ $# -gt 0 ] && ARGS="$(printf '%q ' "$@")" && ARGS="${ARGS% }"   # quoted, so the Reproduce line can be pasted back
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift 2 ;;

@@ -19,7 +19,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 REPS=3 THREADS=2 TG=32 DEPTHS="0 1024 4096" CPU=native MODELS= OURS= BEFORE= OUT=bench/results/engine-depth.md PAGES=huge
-ARGS="$*"
+ARGS=
+[ $# -gt 0 ] && ARGS="$(printf '%q ' "$@")" && ARGS="${ARGS% }"   # quoted, so the Reproduce line can be pasted back
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift 2 ;;

@@ -206,9 +206,10 @@ struct Sampler: Sendable {
                     if best.count == k && i + 32 <= l.count {
                         // Full: the k-th best is at or above the floor, so passing it is the whole test; 32 at a time.
                         let bar = SIMD8<Float>(repeating: worst), p = UnsafeRawPointer(base + i)
-                        let pass = (p.loadUnaligned(as: SIMD8<Float>.self) .> bar) .| (p.loadUnaligned(fromByteOffset: 32, as: SIMD8<Float>.self) .> bar)
-                            .| (p.loadUnaligned(fromByteOffset: 64, as: SIMD8<Float>.self) .> bar) .| (p.loadUnaligned(fromByteOffset: 96, as: SIMD8<Float>.self) .> bar)
-                        if any(pass) {
+                        func above(_ offset: Int) -> SIMDMask<SIMD8<Int32>> {
+                            p.loadUnaligned(fromByteOffset: offset, as: SIMD8<Float>.self) .> bar
+                        }
+                        if any(above(0) .| above(32) .| above(64) .| above(96)) {
                             for j in i..<(i + 32) { consider(j) }
                         }
                         i += 32

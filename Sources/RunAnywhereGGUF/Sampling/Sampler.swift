@@ -101,9 +101,11 @@ struct Sampler: Sendable {
         }
         if p.temperature <= 0 || p.topK == 1 || logits.count < 2 { return Greedy.token(logits) }
         // The largest logit, as `logits.max()` gives it (a NaN is never chosen, except a NaN first one, which fails the
-        // test below like a max() seeded with it), by the argmax's vector scan instead of max()'s one chain of
-        // dependent comparisons (the two of them were ~60% of the token loop's own work over Gemma 3's 262k logits).
-        let top = Greedy.token(logits)
+        // test below like a max() seeded with it): with top-k, the first of its set (the k best, descending, ties to
+        // the lowest id: one pass over the vocabulary gives both); otherwise the argmax's vector scan (max() was one
+        // chain of dependent comparisons, with the argmax ~60% of the token loop's own work over Gemma 3's 262k logits).
+        let best = p.topK > 0 && !logits[0].isNaN ? Self.topK(logits, k: p.topK, floor: -.infinity) : []
+        let top = best.first?.id ?? Greedy.token(logits)
         let maxLogit = logits[Int(top)]
         guard maxLogit.isFinite else { return top }
 
@@ -118,9 +120,8 @@ struct Sampler: Sendable {
         // tail of the sorted list, so applying it first changes nothing but the work).
         let floor = p.minP > 0 ? maxLogit + logf(min(p.minP, 1)) : -Float.infinity
         var candidates: [(logit: Float, id: Int32)]
-        // The top-k set itself (top-p normalises over it); the candidates are its prefix at or above the min-p floor,
-        // which is exactly the k best of the tokens at or above the floor. One pass over the vocabulary for both.
-        let best = p.topK > 0 ? Self.topK(logits, k: p.topK, floor: -.infinity) : []
+        // The top-k set itself (`best`, above: top-p normalises over it); the candidates are its prefix at or above the
+        // min-p floor, which is exactly the k best of the tokens at or above the floor.
         if p.topK > 0 {
             candidates = Array(best.prefix { $0.logit >= floor })
         } else {

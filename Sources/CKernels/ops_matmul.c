@@ -117,6 +117,13 @@ static int64_t ra_chunk_rows(const ra_matmul_job *m, int threads) {
 
 static int64_t ra_round16(int64_t r) { return (r + 15) & ~(int64_t)15; }
 
+/// Batches and decode tables are split into one segment a thread (at most RA_MAX_SEGMENTS).
+static int ra_segment_count(int threads) { return threads < RA_MAX_SEGMENTS ? threads : RA_MAX_SEGMENTS; }
+
+/// Where segment s of a decode table of `total` bytes ends: ra_decode_chunks shrinks its chunks toward these cuts and
+/// ra_matmul_jobs cuts the table at the first chunk boundary past them, so the two agree by construction.
+static int64_t ra_segment_cut(int64_t total, int64_t segments, int64_t s) { return total / segments * (s + 1); }
+
 /// The chunks of a decode dispatch (every job has one activation row), in the order the threads claim them: each job in
 /// ra_chunk_rows' chunks (at most RA_DECODE_CHUNK_MAX_BYTES), except that near the end of each thread's segment (the
 /// table cut into `threads` runs of equal bytes, ra_matmul_jobs) a chunk is at most the bytes left in the segment /
@@ -132,7 +139,7 @@ static int64_t ra_decode_chunks(const ra_matmul_job *jobs, int count, int thread
         if (wrow[i] <= 0 || jobs[i].rows > INT32_MAX) return 0;
         total += jobs[i].rows * wrow[i];
     }
-    const int64_t segments = threads < RA_MAX_SEGMENTS ? threads : RA_MAX_SEGMENTS;
+    const int64_t segments = ra_segment_count(threads);
     int64_t k = 0, done = 0;
     for (int i = 0; i < count; i++) {
         int64_t normal = ra_chunk_rows(&jobs[i], threads);
@@ -141,7 +148,7 @@ static int64_t ra_decode_chunks(const ra_matmul_job *jobs, int count, int thread
         int64_t least = ra_round16(RA_DECODE_TAIL_MIN_BYTES / wrow[i] + 1);
         if (least > normal) least = normal;
         for (int64_t r = 0; r < jobs[i].rows;) {
-            const int64_t segment_end = total / segments * (done * segments / total + 1);   // the next cut after `done`
+            const int64_t segment_end = ra_segment_cut(total, segments, done * segments / total);   // the next cut after `done`
             const int64_t left = (segment_end > done ? segment_end : total) - done;
             int64_t c = ra_round16(left / (2 * (int64_t)threads * wrow[i]) + 1);
             if (c > normal) c = normal;
@@ -212,8 +219,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
         ra_mm_sides(&c);
         int batch = 0;
         for (int i = 0; i < n; i++) batch |= jobs[i].nb > 1;
-        c.segments = ra_pool_size(pool);
-        if (c.segments > RA_MAX_SEGMENTS) c.segments = RA_MAX_SEGMENTS;
+        c.segments = ra_segment_count(ra_pool_size(pool));
         if (batch && c.segments > 1 && work >= 16384 && c.first[n] >= c.segments) {
             for (int s = 0; s < c.segments; s++) c.end[s] = c.first[n] * (s + 1) / c.segments;
             for (int s = 0; s < c.segments; s++) atomic_init(&c.next[s].next, s == 0 ? 0 : ra_mm_segment_end(&c, s - 1));
@@ -226,7 +232,7 @@ void ra_matmul_jobs(ra_pool *pool, const ra_matmul_job *jobs, int count) {
             for (int i = 0; i < n; i++) wrow[i] = ra_row_bytes(jobs[i].weight_type, jobs[i].n);
             for (int64_t q = 0; q < chunks; q++) total += (int64_t)(table[q].r1 - table[q].r0) * wrow[table[q].job];
             for (int s = 0; s < c.segments; s++) {
-                const int64_t target = total / c.segments * (s + 1);
+                const int64_t target = ra_segment_cut(total, c.segments, s);
                 while (k < chunks && (acc < target || s == c.segments - 1)) {
                     acc += (int64_t)(table[k].r1 - table[k].r0) * wrow[table[k].job];
                     k++;

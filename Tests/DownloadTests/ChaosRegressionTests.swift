@@ -42,4 +42,16 @@ struct ChaosRegressionTests {
         } throws: { ($0 as? RunAnywhereError)?.code == .checksumMismatch }
         #expect(!fileExists(f.destination))
     }
+
+    @Test("the lock is taken when the holder that just finished removed the whole download folder before our open (CI stop 31, 8 pulls)")
+    func lockAfterFolderRemoved() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        // The folder is gone, as after the finishing holder's unlink of .lock and rmdir of the folder.
+        let lockFile = root.appendingPathComponent("downloads/shared/.lock")
+        let lock = try await ModelDownloadLock.acquire(lockFile, modelId: "shared", pollInterval: 0.01)
+        var info = stat()
+        #expect(stat(lockFile.path, &info) == 0)
+        lock.release()
+    }
 }

@@ -302,7 +302,11 @@ final class ModelDownloadLock: Sendable {
 
     static func acquire(_ url: URL, modelId: String, pollInterval: Double = 0.2) async throws -> ModelDownloadLock {
         while true {
-            let lock = try await lockOnce(url, modelId: modelId, pollInterval: pollInterval)
+            // The holder may finish and remove the whole folder between our mkdir and our open: make it again.
+            guard let lock = try await lockOnce(url, modelId: modelId, pollInterval: pollInterval) else {
+                try FileSystem.createDirectory(url.deletingLastPathComponent())
+                continue
+            }
             // The holder before us may have removed the lock file (its download finished): a lock on an unlinked
             // file excludes nobody, so take the one now at that path.
             var held = stat(), current = stat()
@@ -314,8 +318,10 @@ final class ModelDownloadLock: Sendable {
         }
     }
 
-    private static func lockOnce(_ url: URL, modelId: String, pollInterval: Double) async throws -> ModelDownloadLock {
+    /// The lock on the file at `url`, or nil when its folder is gone (removed by the holder that just finished).
+    private static func lockOnce(_ url: URL, modelId: String, pollInterval: Double) async throws -> ModelDownloadLock? {
         let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        if fd < 0, errno == ENOENT { return nil }
         guard fd >= 0 else { throw FileSystem.storageError("open \(url.path)") }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else {

@@ -24,15 +24,36 @@ static inline float ra_hsum256(__m256 v) {
     return _mm_cvtss_f32(s4);
 }
 
-// Scores of G query heads against positions [0, n_kv) of one kv head: each K row is converted once and
-// shared by the G heads (accumulators stay in registers; G is a constant). head_dim % 8 == 0.
-#define RA_ATTN_SCORES(G)                                                                                          \
+// Scores of G query heads against positions [0, n_kv) of one kv head: each K row is converted once and shared by
+// the G heads, R rows at a time (accumulators stay in registers; G and R are constants). A score is one chain of
+// head_dim / 8 fmas, so one row at a time ran at the fma's latency (a single head of 256 dims: 32 dependent fmas
+// a position); R rows side by side are R independent chains. Each (row, head) still sums its products in the same
+// order, whatever G and R, so the bits do not depend on how heads and rows are grouped. head_dim % 8 == 0.
+#define RA_ATTN_SCORES(G, R)                                                                                       \
     __attribute__((target("avx2,fma,f16c")))                                                                       \
     static void ra_attn_scores_g##G(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t hd, \
                                     float scale, float *scores, int64_t ss) {                                      \
-        for (int64_t j = 0; j < n_kv; j++) {                                                                       \
+        int64_t j = 0;                                                                                             \
+        for (; j + R <= n_kv; j += R) {                                                                            \
             const uint16_t *row = k + j * kv_stride;                                                               \
-            ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);                                     \
+            for (int r = 0; r < R; r++) ra_attn_prefetch_row(row + (RA_ATTN_PREFETCH_ROWS + r) * kv_stride, hd);   \
+            __m256 acc[R][G];                                                                                      \
+            for (int r = 0; r < R; r++)                                                                            \
+                for (int h = 0; h < G; h++) acc[r][h] = _mm256_setzero_ps();                                       \
+            for (int64_t i = 0; i < hd; i += 8) {                                                                  \
+                __m256 kv[R];                                                                                      \
+                for (int r = 0; r < R; r++)                                                                        \
+                    kv[r] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + r * kv_stride + i)));          \
+                for (int h = 0; h < G; h++) {                                                                      \
+                    const __m256 qv = _mm256_loadu_ps(q + h * hd + i);                                             \
+                    for (int r = 0; r < R; r++) acc[r][h] = _mm256_fmadd_ps(kv[r], qv, acc[r][h]);                 \
+                }                                                                                                  \
+            }                                                                                                      \
+            for (int h = 0; h < G; h++)                                                                            \
+                for (int r = 0; r < R; r++) scores[h * ss + j + r] = ra_hsum256(acc[r][h]) * scale;                \
+        }                                                                                                          \
+        for (; j < n_kv; j++) {                                                                                    \
+            const uint16_t *row = k + j * kv_stride;                                                               \
             __m256 acc[G];                                                                                         \
             for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
             for (int64_t i = 0; i < hd; i += 8) {                                                                  \
@@ -78,10 +99,10 @@ static inline float ra_hsum256(__m256 v) {
         }                                                                                                          \
     }
 
-RA_ATTN_SCORES(1)
-RA_ATTN_SCORES(2)
-RA_ATTN_SCORES(4)
-RA_ATTN_SCORES(8)
+RA_ATTN_SCORES(1, 4)
+RA_ATTN_SCORES(2, 4)
+RA_ATTN_SCORES(4, 2)
+RA_ATTN_SCORES(8, 1)
 RA_ATTN_VALUES(1, 4)
 RA_ATTN_VALUES(2, 4)
 RA_ATTN_VALUES(4, 2)

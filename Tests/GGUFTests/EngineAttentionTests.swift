@@ -24,6 +24,10 @@ struct EngineAttentionTests {
         Case(headDim: 32, group: 2, kvHeads: 2, positions: 200, window: 0),     // one chunk: one pass
         // SmolLM2's shape over one chunk: on 2 and 3 threads each query head is an item (groups split), on 1 not
         Case(headDim: 64, group: 3, kvHeads: 3, positions: 80, window: 0),
+        // Positions that leave 1-3 rows after the score kernels' runs of 2 or 4 rows, in one chunk and in the last
+        Case(headDim: 64, group: 3, kvHeads: 3, positions: 83, window: 0),
+        Case(headDim: 256, group: 4, kvHeads: 1, positions: 1283, window: 0),
+        Case(headDim: 128, group: 1, kvHeads: 2, positions: 259, window: 0),
     ]
 
     /// A cache: K and V as F16 in one of the two layouts, and the query of one token.

@@ -111,24 +111,35 @@ RA_INLINE void ld8h(const uint16_t *p, float32x4_t *a, float32x4_t *b) {
     *b = vcvt_high_f32_f16(h);
 }
 
-// Scores of G query heads against positions [0, n_kv) of one kv head: each K row is converted once and shared by
-// the G heads.
-RA_INLINE void scores_g(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t hd, float scale,
-                        float *scores, int64_t ss, const int G) {
-    for (int64_t j = 0; j < n_kv; j++) {
-        const uint16_t *row = k + j * kv_stride;
-        float32x4_t acc[8][2];
-        for (int h = 0; h < G; h++) acc[h][0] = acc[h][1] = vdupq_n_f32(0);
-        for (int64_t i = 0; i < hd; i += 8) {
-            float32x4_t k0, k1;
-            ld8h(row + i, &k0, &k1);
-            for (int h = 0; h < G; h++) {
-                acc[h][0] = vfmaq_f32(acc[h][0], k0, vld1q_f32(q + h * hd + i));
-                acc[h][1] = vfmaq_f32(acc[h][1], k1, vld1q_f32(q + h * hd + i + 4));
+// Scores of G query heads against R positions from j of one kv head: each K row is converted once and shared by the
+// G heads; the R rows' chains of fmas are independent (one row at a time ran at the fma's latency for a single head).
+// Each (row, head) sums in the same order whatever G and R, so the grouping changes no bits.
+RA_INLINE void scores_rows(const uint16_t *k, int64_t kv_stride, int64_t j, const float *q, int64_t hd, float scale,
+                           float *scores, int64_t ss, const int G, const int R) {
+    float32x4_t acc[4][8][2];
+    for (int r = 0; r < R; r++)
+        for (int h = 0; h < G; h++) acc[r][h][0] = acc[r][h][1] = vdupq_n_f32(0);
+    for (int64_t i = 0; i < hd; i += 8) {
+        float32x4_t k0[4], k1[4];
+        for (int r = 0; r < R; r++) ld8h(k + (j + r) * kv_stride + i, &k0[r], &k1[r]);
+        for (int h = 0; h < G; h++) {
+            const float32x4_t q0 = vld1q_f32(q + h * hd + i), q1 = vld1q_f32(q + h * hd + i + 4);
+            for (int r = 0; r < R; r++) {
+                acc[r][h][0] = vfmaq_f32(acc[r][h][0], k0[r], q0);
+                acc[r][h][1] = vfmaq_f32(acc[r][h][1], k1[r], q1);
             }
         }
-        for (int h = 0; h < G; h++) scores[h * ss + j] = vaddvq_f32(vaddq_f32(acc[h][0], acc[h][1])) * scale;
     }
+    for (int h = 0; h < G; h++)
+        for (int r = 0; r < R; r++) scores[h * ss + j + r] = vaddvq_f32(vaddq_f32(acc[r][h][0], acc[r][h][1])) * scale;
+}
+
+// Scores of G query heads against positions [0, n_kv): R rows at a time, then the rest one by one.
+RA_INLINE void scores_g(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t hd, float scale,
+                        float *scores, int64_t ss, const int G, const int R) {
+    int64_t j = 0;
+    for (; j + R <= n_kv; j += R) scores_rows(k, kv_stride, j, q, hd, scale, scores, ss, G, R);
+    for (; j < n_kv; j++) scores_rows(k, kv_stride, j, q, hd, scale, scores, ss, G, 1);
 }
 
 // out[h][i0, i0 + 8W) = sum_j w[h][j] * V[j][i0, i0 + 8W) for G heads; G * 2W accumulators stay in registers.
@@ -156,15 +167,15 @@ RA_INLINE void values_g(const uint16_t *v, int64_t kv_stride, int64_t n_kv, cons
     for (; i0 < hd; i0 += 8) values_slice(v, kv_stride, n_kv, w, ws, hd, out, i0, G, 1);
 }
 
-#define RA_ATTN_GROUP(G, W)                                                                                      \
+#define RA_ATTN_GROUP(G, W, R)                                                                                   \
     static void scores_g##G(const uint16_t *k, int64_t kvs, int64_t n_kv, const float *q, int64_t hd, float scale,   \
-                            float *scores, int64_t ss) { scores_g(k, kvs, n_kv, q, hd, scale, scores, ss, G); }     \
+                            float *scores, int64_t ss) { scores_g(k, kvs, n_kv, q, hd, scale, scores, ss, G, R); }  \
     static void values_g##G(const uint16_t *v, int64_t kvs, int64_t n_kv, const float *w, int64_t ws, int64_t hd, \
                             float *out) { values_g(v, kvs, n_kv, w, ws, hd, out, G, W); }
-RA_ATTN_GROUP(1, 4)
-RA_ATTN_GROUP(2, 2)
-RA_ATTN_GROUP(4, 1)
-RA_ATTN_GROUP(8, 1)
+RA_ATTN_GROUP(1, 4, 4)
+RA_ATTN_GROUP(2, 2, 4)
+RA_ATTN_GROUP(4, 1, 2)
+RA_ATTN_GROUP(8, 1, 1)
 
 void ra_neon_attn_scores(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group, int64_t hd,
                          float scale, float *scores, int64_t ss) {

@@ -54,4 +54,17 @@ struct ChaosRegressionTests {
         #expect(stat(lockFile.path, &info) == 0)
         lock.release()
     }
+
+    @Test("a lock path that can never be created (a link into a missing folder) ends in a storage error, not an endless retry",
+          .timeLimit(.minutes(1)))
+    func lockPathNeverCreatable() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: root) }
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let lockFile = root.appendingPathComponent(".lock")
+        try FileManager.default.createSymbolicLink(atPath: lockFile.path, withDestinationPath: root.appendingPathComponent("gone/x").path)
+        await #expect {
+            _ = try await ModelDownloadLock.acquire(lockFile, modelId: "shared", pollInterval: 0.01)
+        } throws: { ($0 as? RunAnywhereError)?.code == .storageFailure }
+    }
 }

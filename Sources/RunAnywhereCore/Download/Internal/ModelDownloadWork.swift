@@ -301,9 +301,13 @@ final class ModelDownloadLock: Sendable {
     private init(fd: Int32) { self.fd = fd }
 
     static func acquire(_ url: URL, modelId: String, pollInterval: Double = 0.2) async throws -> ModelDownloadLock {
+        var folderGone = 0
         while true {
-            // The holder may finish and remove the whole folder between our mkdir and our open: make it again.
+            // The holder may finish and remove the whole folder between our mkdir and our open: make it again (a
+            // folder that keeps vanishing is someone else's doing, not a finished download: an error after a few).
             guard let lock = try await lockOnce(url, modelId: modelId, pollInterval: pollInterval) else {
+                folderGone += 1
+                if folderGone > 8 { throw FileSystem.storageError("open \(url.path)", errorNumber: ENOENT) }
                 try FileSystem.createDirectory(url.deletingLastPathComponent())
                 continue
             }

@@ -24,44 +24,40 @@ static inline float ra_hsum256(__m256 v) {
     return _mm_cvtss_f32(s4);
 }
 
-// Scores of G query heads against positions [0, n_kv) of one kv head: each K row is converted once and shared by
-// the G heads, R rows at a time (accumulators stay in registers; G and R are constants). A score is one chain of
-// head_dim / 8 fmas, so one row at a time ran at the fma's latency (a single head of 256 dims: 32 dependent fmas
-// a position); R rows side by side are R independent chains. Each (row, head) still sums its products in the same
-// order, whatever G and R, so the bits do not depend on how heads and rows are grouped. head_dim % 8 == 0.
+// Scores of G query heads against the R positions from j of one kv head: each K row is converted once and shared by
+// the G heads (accumulators stay in registers; G and R are constants). A score is one chain of head_dim / 8 fmas, so
+// one row at a time ran at the fma's latency (a single head of 256 dims: 32 dependent fmas a position); R rows side
+// by side are R independent chains. Each (row, head) sums its products in the same order whatever G and R, so the
+// bits do not depend on how heads and rows are grouped. head_dim % 8 == 0.
+__attribute__((target("avx2,fma,f16c")))
+static inline __attribute__((always_inline)) void ra_attn_scores_rows(const uint16_t *k, int64_t kv_stride, int64_t j,
+                                                                     const float *q, int64_t hd, float scale, float *scores,
+                                                                     int64_t ss, const int G, const int R) {
+    const uint16_t *row = k + j * kv_stride;
+    for (int r = 0; r < R; r++) ra_attn_prefetch_row(row + (RA_ATTN_PREFETCH_ROWS + r) * kv_stride, hd);
+    __m256 acc[4][8];
+    for (int r = 0; r < R; r++)
+        for (int h = 0; h < G; h++) acc[r][h] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < hd; i += 8) {
+        __m256 kv[4];
+        for (int r = 0; r < R; r++) kv[r] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + r * kv_stride + i)));
+        for (int h = 0; h < G; h++) {
+            const __m256 qv = _mm256_loadu_ps(q + h * hd + i);
+            for (int r = 0; r < R; r++) acc[r][h] = _mm256_fmadd_ps(kv[r], qv, acc[r][h]);
+        }
+    }
+    for (int h = 0; h < G; h++)
+        for (int r = 0; r < R; r++) scores[h * ss + j + r] = ra_hsum256(acc[r][h]) * scale;
+}
+
+// Scores of G query heads against positions [0, n_kv): R rows at a time, then the rest one by one.
 #define RA_ATTN_SCORES(G, R)                                                                                       \
     __attribute__((target("avx2,fma,f16c")))                                                                       \
     static void ra_attn_scores_g##G(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t hd, \
                                     float scale, float *scores, int64_t ss) {                                      \
         int64_t j = 0;                                                                                             \
-        for (; j + R <= n_kv; j += R) {                                                                            \
-            const uint16_t *row = k + j * kv_stride;                                                               \
-            for (int r = 0; r < R; r++) ra_attn_prefetch_row(row + (RA_ATTN_PREFETCH_ROWS + r) * kv_stride, hd);   \
-            __m256 acc[R][G];                                                                                      \
-            for (int r = 0; r < R; r++)                                                                            \
-                for (int h = 0; h < G; h++) acc[r][h] = _mm256_setzero_ps();                                       \
-            for (int64_t i = 0; i < hd; i += 8) {                                                                  \
-                __m256 kv[R];                                                                                      \
-                for (int r = 0; r < R; r++)                                                                        \
-                    kv[r] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + r * kv_stride + i)));          \
-                for (int h = 0; h < G; h++) {                                                                      \
-                    const __m256 qv = _mm256_loadu_ps(q + h * hd + i);                                             \
-                    for (int r = 0; r < R; r++) acc[r][h] = _mm256_fmadd_ps(kv[r], qv, acc[r][h]);                 \
-                }                                                                                                  \
-            }                                                                                                      \
-            for (int h = 0; h < G; h++)                                                                            \
-                for (int r = 0; r < R; r++) scores[h * ss + j + r] = ra_hsum256(acc[r][h]) * scale;                \
-        }                                                                                                          \
-        for (; j < n_kv; j++) {                                                                                    \
-            const uint16_t *row = k + j * kv_stride;                                                               \
-            __m256 acc[G];                                                                                         \
-            for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
-            for (int64_t i = 0; i < hd; i += 8) {                                                                  \
-                const __m256 kv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + i)));                    \
-                for (int h = 0; h < G; h++) acc[h] = _mm256_fmadd_ps(kv, _mm256_loadu_ps(q + h * hd + i), acc[h]); \
-            }                                                                                                      \
-            for (int h = 0; h < G; h++) scores[h * ss + j] = ra_hsum256(acc[h]) * scale;                           \
-        }                                                                                                          \
+        for (; j + R <= n_kv; j += R) ra_attn_scores_rows(k, kv_stride, j, q, hd, scale, scores, ss, G, R);        \
+        for (; j < n_kv; j++) ra_attn_scores_rows(k, kv_stride, j, q, hd, scale, scores, ss, G, 1);                \
     }
 
 // out[h] = sum_j w[h][j] * V[j] for G heads, in slices of 8*S dimensions whose G*S accumulators stay in

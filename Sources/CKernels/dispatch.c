@@ -216,7 +216,7 @@ static int ra_is_b32(int weight_type) {
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
-    if (nb >= 1 && n % 32 == 0 && ra_is_b32(weight_type) && ra_kernel_path() == RA_PATH_AVX2) return 2 * (n / 32) * nb;
+    if (nb >= 1 && n % 32 == 0 && ra_is_b32(weight_type) && ra_kernel_path() >= RA_PATH_AVX2) return 2 * (n / 32) * nb;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -235,37 +235,35 @@ void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float
 // The panel batch kernel for `type` on `path` with this shape, and the scratch it needs in *bytes; NULL when
 // there is none (the multi-row or single-row loops of ra_matmul_rows do the batch).
 static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes) {
-    // Without VNNI (AVX2, and AVX-512 F/BW/VL alone) the 256-bit panel kernels of matmul_avx2_b32.c and matmul_avx2_k.c do the batches:
-    // on this machine with VNNI masked they beat the 512-bit ones that lack vpdpbusd (bench/results/kernels.md).
-    const int vnni = path == RA_PATH_AVX512_VNNI, panels256 = path == RA_PATH_AVX2 || path == RA_PATH_AVX512;
+    // Every x86 path takes the quantized types' dots from the AVX2 table, and every batch kernel here sums in those
+    // dots' order. The 256-bit panels of matmul_avx2_b32.c and matmul_avx2_k.c do the batches, except with VNNI,
+    // where the 16-row vpdpbusd panels of dot_avx512_impl.h do Q8_0, Q4_K and Q6_K (1.6-2.1x the prompt rate of
+    // the 256-bit ones on a Xeon with AVX-512 VNNI; engine-notes.md, "AVX-512").
+    if (path < RA_PATH_AVX2) return NULL;
+    const int vnni = path == RA_PATH_AVX512_VNNI;
     switch (type) {
     case RA_Q8_0:
         *bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
-        if (vnni) return n % 64 == 0 ? ra_matmul_q8_0_vnni : NULL;
-        return panels256 ? ra_matmul_q8_0_avx2 : NULL;
+        return vnni && n % 64 == 0 ? ra_matmul_q8_0_vnni : ra_matmul_q8_0_avx2;
     case RA_Q4_0:
     case RA_Q5_0:
     case RA_Q4_1:
     case RA_Q5_1:
-        // AVX2 only: the AVX-512 paths have their own dots for these, which the AVX2 panels do not sum like
         *bytes = RA_B32_BATCH_SCRATCH(n, nb);
-        if (path != RA_PATH_AVX2) return NULL;
         return type == RA_Q4_0 ? ra_matmul_q4_0_avx2 : type == RA_Q5_0 ? ra_matmul_q5_0_avx2
              : type == RA_Q4_1 ? ra_matmul_q4_1_avx2 : ra_matmul_q5_1_avx2;
     case RA_Q4_K:
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
         if (n % 256 != 0) return NULL;
-        return vnni ? ra_matmul_q4_k_vnni : panels256 ? ra_matmul_q4_k_avx2 : NULL;
+        return vnni ? ra_matmul_q4_k_vnni : ra_matmul_q4_k_avx2;
     case RA_Q5_K:
-        // every x86 path's Q5_K dot sums in one order, which these panels keep (the AVX-512 paths had run the AVX2
-        // multi-row kernel for Q5_K batches)
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
-        return n % 256 == 0 && (vnni || panels256) ? ra_matmul_q5_k_avx2 : NULL;
+        return n % 256 == 0 ? ra_matmul_q5_k_avx2 : NULL;
     case RA_Q6_K:
         // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
         *bytes = RA_Q6_K_BATCH_SCRATCH(n);
         if (n % 256 != 0) return NULL;
-        return vnni ? ra_matmul_q6_k_vnni : panels256 && nb >= 3 ? ra_matmul_q6_k_avx2 : NULL;
+        return vnni ? ra_matmul_q6_k_vnni : nb >= 3 ? ra_matmul_q6_k_avx2 : NULL;
     default:
         return NULL;
     }
@@ -299,7 +297,8 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
     const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, path, &bytes);
     if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);
-        if (scratch && side && path == RA_PATH_AVX2 && ra_is_b32(weight_type) &&
+        // (the side scales are the AVX2 panels'; the VNNI Q8_0 panels take the activation rows' own)
+        if (scratch && side && ra_is_b32(weight_type) && batch != ra_matmul_q8_0_vnni &&
             ra_matmul_b32_side_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }

@@ -6,14 +6,13 @@ import Testing
 
 /// The K-quant files of the shared test data (Q4_K_M, Q5_K_M, Q6_K) through the engine's batch kernels: a prompt
 /// evaluated in one batch (every matrix product a panel kernel from 2 activation rows on, matmul_avx2_k.c) must give the
-/// logits of feeding its tokens one by one (the row·vector dots). On scalar and AVX2 every K type's batch sums in its
-/// dot's order, so the two are bit-identical there; the AVX-512 paths' Q4_K and Q6_K batch kernels sum in their own
-/// order, held to a relative 1e-4.
+/// logits of feeding its tokens one by one (the decode rows kernels), bit for bit on every path: every K type's batch
+/// sums in its dot's order (on the AVX-512 paths too, whose VNNI Q4_K and Q6_K panels keep the AVX2 dots' order).
 @Suite("Engine K-quant batches", .enabled(if: TestData.isAvailable, TestData.skipReason))
 struct EngineKQuantBatchTests {
     static let models = ["tiny-llama-spm-q4_k_m", "tiny-llama-spm-q5_k_m", "tiny-llama-spm-q6_k"]
 
-    @Test("a K-quant prompt in one batch gives the logits of token-by-token decoding (bit for bit on scalar and AVX2)",
+    @Test("a K-quant prompt in one batch gives the logits of token-by-token decoding (bit for bit on every path)",
           arguments: models, KernelPath.available)
     func batchEqualsSequential(name: String, path: KernelPath) throws {
         let root = try #require(TestData.root)
@@ -21,7 +20,6 @@ struct EngineKQuantBatchTests {
         // 21 tokens: 5 groups of 4 activation rows and a partial one
         let prompt = (0..<21).map { Int32(($0 * 1543 + 29) % model.vocabularySize) }
         let vocab = model.vocabularySize
-        let bitExact = path.path == Int32(RA_PATH_SCALAR) || path.path == Int32(RA_PATH_AVX2)
         try path.run {
             let batched = try GGUFContext(model: model, contextLength: 64, threads: 2)
             let all = try batched.evaluate(prompt, allLogits: true)
@@ -29,14 +27,8 @@ struct EngineKQuantBatchTests {
             for (i, token) in prompt.enumerated() {
                 let one = try sequential.decode(token)
                 let row = Array(all[(i * vocab)..<((i + 1) * vocab)])
-                if bitExact {
-                    let differing = zip(one, row).filter { $0.bitPattern != $1.bitPattern }.count
-                    #expect(differing == 0, "\(name) \(path): position \(i), \(differing) of \(vocab) logits differ from token by token")
-                } else {
-                    let scale = one.map(abs).max() ?? 1
-                    let worst = zip(one, row).map { abs($0 - $1) }.max() ?? 0
-                    #expect(worst <= 1e-4 * scale, "\(name) \(path): position \(i) differs by \(worst / scale) (relative)")
-                }
+                let differing = zip(one, row).filter { $0.bitPattern != $1.bitPattern }.count
+                #expect(differing == 0, "\(name) \(path): position \(i), \(differing) of \(vocab) logits differ from token by token")
             }
         }
     }

@@ -2,22 +2,21 @@ import CKernels
 import Testing
 
 extension DotProductTests {
-    /// The block types whose batches are bit-identical to the single-row dot on scalar and AVX2.
+    /// The block types whose batches are bit-identical to the single-row dot on every path.
     static let bitExactBatchTypes = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K]
     /// The types of 32-element blocks (the AVX2 panels that take the activation scales as floats).
     static let b32Types = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0]
 
-    /// The paths whose batches of `t` sum each activation row in exactly the order of that path's single-row dot:
-    /// scalar (it loops the dot) and AVX2 (all block types: the dot, the multi-row kernels and the 8-row panels add
-    /// exact per-block integer sums with one fma order, dot_avx2*.c and matmul_avx2*.c), and for Q5_K every path (its dots share one
-    /// order everywhere and every x86 path runs the AVX2 panels for its batches). The other types' AVX-512 batch
-    /// kernels sum in their own order (and without VNNI they run the AVX2 panels next to AVX-512 dots).
+    /// Whether the batches of `t` sum each activation row in exactly the order of the path's single-row dot: on
+    /// scalar (it loops the dot), and on every SIMD path for the block types. On x86 the dot, the multi-row kernels
+    /// and the panels (the 8-row AVX2 ones, dot_avx2*.c and matmul_avx2*.c; with VNNI the 16-row Q8_0, Q4_K and Q6_K
+    /// ones of dot_avx512_impl.h) add exact integer sums with the AVX2 dots' fma order; the AVX-512 paths take the
+    /// AVX2 dots for the block types.
     static func batchesBitExact(_ t: KType, on path: KPath) -> Bool {
         bitExactBatchTypes.contains { $0.id == t.id }
-            && (t.id == KType.q5_K.id || path.path == Int32(RA_PATH_SCALAR) || path.path == Int32(RA_PATH_AVX2))
     }
 
-    @Test("Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K batches are bit-identical to the single-row dot on scalar and AVX2 (a prompt equals token by token)",
+    @Test("Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K batches are bit-identical to the single-row dot on every path (a prompt equals token by token)",
           arguments: bitExactBatchTypes)
     func blockBatchesBitExact(_ t: KType) {
         var rng = SeededRandom(seed: 1919 + UInt64(t.id))

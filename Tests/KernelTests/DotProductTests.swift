@@ -337,7 +337,7 @@ struct DotProductTests {
         }
     }
 
-    @Test("Q4_K batches (VNNI: panels of 16 weight rows × 8 activation rows; AVX-512: 8 activation rows per weight row) match scalar dots")
+    @Test("Q4_K batches (VNNI: panels of 16 weight rows × 8 activation rows; otherwise 8-row AVX2 panels) match scalar dots")
     func q4_kBatches() {
         var rng = SeededRandom(seed: 404)
         let t = KType.q4_K, n = 1024, rows = 21, stride = rows + 3
@@ -389,7 +389,7 @@ struct DotProductTests {
         return (w, x)
     }
 
-    @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n; on AVX2 bit for bit the path's own dot",
+    @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n; bit for bit the path's own dot",
           arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K, KType.q4_1])
     func panelBatchesMatchScalar(_ t: KType) {
         var rng = SeededRandom(seed: 909 + UInt64(t.id))

@@ -5,9 +5,7 @@
 //            random floats; random weight bytes with sane scales, so every quant pattern; activations of ±1, the
 //            largest int8 products): |path - scalar| <= 1e-5 of max|scalar| over the rows
 //   batches  ra_matmul_rows with 1..8 activation rows equals, bit for bit, ra_vec_dot on the same path for every
-//            row (the multi-row kernels sum in the dot's order). True of every type on the NEON paths; on x86 only
-//            F16 and Q5_K are bit-identical (the AVX2 Q4_0/Q8_0/Q4_K/Q6_K batch kernels sum in another order, within
-//            the Swift tests' 1e-6), so this line fails there for those types.
+//            row (the multi-row kernels and panels sum in the dot's order): every type on every path.
 //   quantize ra_quantize_row of every activation format (random values, ties, zeros, NaN, inf, subnormals):
 //            byte for byte the scalar output
 //   ops      RMSNorm, RoPE, softmax, SwiGLU, attention over an F16 cache (ops_check.c)

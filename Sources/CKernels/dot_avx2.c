@@ -178,8 +178,8 @@ const ra_dot_table ra_dots_avx2 = {
 
 // MARK: - Activation quantization (Q8_0, Q8_1)
 
-// One block of 32 as quants.c's ra_quant_q8_block, the same bytes: amax over |x| (NaN ignored: vmaxps keeps the
-// accumulator), d = amax / 127, q = x · (127 / amax) rounded to nearest even by vcvtps2dq (exact for |q| <= 127, as the
+// One block of 32 as quants.c's ra_quant_q8_block, the same bytes (bench/kernels/check.c, with NaN, infinities and
+// subnormals): amax over |x| (NaN ignored: vmaxps keeps the accumulator), d = amax / 127, q = x · (127 / amax) rounded to nearest even by vcvtps2dq (exact for |q| <= 127, as the
 // scalar magic-number rounding); returns the sum of the quants.
 RA_AVX2_INLINE int q8_block(const float *x, int8_t *q, float *d_out) {
     const __m256 sign = _mm256_set1_ps(-0.0f);
@@ -194,7 +194,12 @@ RA_AVX2_INLINE int q8_block(const float *x, int8_t *q, float *d_out) {
     const float amax = _mm_cvtss_f32(h);
     const __m256 id = _mm256_set1_ps(amax != 0.0f ? 127.f / amax : 0.0f);
     __m256i iq[4];
-    for (int i = 0; i < 4; i++) iq[i] = _mm256_cvtps_epi32(_mm256_mul_ps(v[i], id));
+    for (int i = 0; i < 4; i++) {
+        // a NaN product (a NaN element, or an infinite one times the 0 an infinite amax gives) quantizes to 0 as
+        // in the scalar code; vcvtps2dq would give INT_MIN, packed to -128
+        const __m256 p = _mm256_mul_ps(v[i], id);
+        iq[i] = _mm256_cvtps_epi32(_mm256_and_ps(p, _mm256_cmp_ps(p, p, _CMP_ORD_Q)));
+    }
     const __m256i b = _mm256_packs_epi16(_mm256_packs_epi32(iq[0], iq[1]), _mm256_packs_epi32(iq[2], iq[3]));
     _mm256_storeu_si256((__m256i *)(void *)q, _mm256_permutevar8x32_epi32(b, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
     *d_out = amax / 127.f;

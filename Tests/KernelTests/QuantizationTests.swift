@@ -105,11 +105,16 @@ struct QuantizationTests {
         }
     }
 
-    @Test("Q8_0 and Q8_1 activations: every SIMD path writes the scalar path's bytes (ties, zero blocks, -0, tiny and huge scales)")
+    @Test("Q8_0 and Q8_1 activations: every SIMD path writes the scalar path's bytes (ties, zero blocks, -0, tiny and huge scales, NaN and infinities)")
     func q8SamePathsBytes() {
         var x = blocks(2048, seed: 5)
         for i in 1600..<1664 { x[i] = Float(Int(i % 255) - 127) * 0.5 }   // halves: ties to even
         x[1700] = -0.0
+        // a NaN in one block, infinities in another (an activation that blew up): every path gives those elements 0
+        // (the AVX2 conversion alone would give -128, which the dots' sign tricks assume never comes)
+        x[1800] = .nan
+        x[1840] = .infinity
+        x[1841] = -.infinity
         for type in [KType.q8_0, .q8_1] {
             let want = KPath.scalar.run { Kernels.quantize(type, x) }
             for path in KPath.simd {

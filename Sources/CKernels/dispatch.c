@@ -237,7 +237,7 @@ void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float
 static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes) {
     // Every x86 path takes the quantized types' dots from the AVX2 table, and every batch kernel here sums in those
     // dots' order. The 256-bit panels of matmul_avx2_b32.c and matmul_avx2_k.c do the batches, except with VNNI,
-    // where the 16-row vpdpbusd panels of dot_avx512_impl.h do Q8_0, Q4_K and Q6_K (1.6-2.1x the prompt rate of
+    // where the 16-row vpdpbusd panels of dot_avx512_impl.h do Q8_0, Q4_K, Q5_K and Q6_K (1.6-2.1x the prompt rate of
     // the 256-bit ones on a Xeon with AVX-512 VNNI; engine-notes.md, "AVX-512").
     if (path < RA_PATH_AVX2) return NULL;
     const int vnni = path == RA_PATH_AVX512_VNNI;
@@ -258,7 +258,7 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
         return vnni ? ra_matmul_q4_k_vnni : ra_matmul_q4_k_avx2;
     case RA_Q5_K:
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
-        return n % 256 == 0 ? ra_matmul_q5_k_avx2 : NULL;
+        return n % 256 != 0 ? NULL : vnni ? ra_matmul_q5_k_vnni : ra_matmul_q5_k_avx2;
     case RA_Q6_K:
         // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
         *bytes = RA_Q6_K_BATCH_SCRATCH(n);

@@ -6,7 +6,7 @@
 // token-by-token decoding bit for bit as on AVX2 (the 512-bit dots these tables had summed in another order than the
 // batch kernels, and a prompt differed from decoding by ~1e-2 where an activation's Q8 rounding flipped; they were
 // also slower here than the AVX2 rows kernels and panels: bench/results/engine-notes.md, "AVX-512"). With VNNI, the
-// Q8_0, Q4_K and Q6_K batches are 16-row panels of vpdpbusd below, which sum in the AVX2 dots' order.
+// Q8_0, Q4_K, Q5_K and Q6_K batches are 16-row panels of vpdpbusd below, which sum in the AVX2 dots' order.
 #include "kernels_internal.h"
 
 #if defined(__x86_64__)
@@ -84,7 +84,7 @@ RA_TARGET static float dot_bf16(int64_t n, const void *w, const void *x) {
 #define RA_INLINE RA_TARGET static inline __attribute__((always_inline))
 
 #if RA_VNNI
-// MARK: - Q4_K batches with VNNI: panels of 16 weight rows × 8 activation rows
+// MARK: - Q4_K and Q5_K batches with VNNI: panels of 16 weight rows × 8 (Q5_K: 4) activation rows
 //
 // Each call repacks its weight rows, 16 at a time, into a panel in the thread's scratch: per super-block and
 // group of 4 elements, one vector holds those 4 quants (0..15) of all 16 rows. A step then takes one such
@@ -156,15 +156,18 @@ RA_INLINE void block_heads16(const uint8_t *W, int64_t wrow, int64_t off, int nr
     }
 }
 
-// Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero.
-RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
-    const __m512i m4 = _mm512_set1_epi8(15);
+// Repacks rows [0, nrows) (nrows <= 16) of W into ns panel super-blocks; rows past nrows are zero. five: the rows
+// are Q5_K (the same head, then 32 bytes of fifth bits before the nibbles; quants 0..31), else Q4_K.
+RA_INLINE void k4_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p, const int five) {
+    const __m512i m4 = _mm512_set1_epi8(15), one = _mm512_set1_epi8(1);
+    const int64_t bs = five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k);
+    const int64_t qs = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs);
     const __m512i k63 = _mm512_set1_epi32(63), k15 = _mm512_set1_epi32(15), k3 = _mm512_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel *pi = p + i;
         // d, dmin and the 12 bytes of 6-bit scales and mins of all 16 rows at once (as ra_unpack_scales_k4).
         __m512i h[4];
-        block_heads16(W, wrow, i * (int64_t)sizeof(blk_q4_k), nrows, h);
+        block_heads16(W, wrow, i * bs, nrows, h);
         _mm512_store_ps(pi->d, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h[0])));
         _mm512_store_ps(pi->dmin, _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_srli_epi32(h[0], 16))));
         const __m512i s0 = h[1], s1 = h[2], s2 = h[3];   // bytes 0..3, 4..7, 8..11 of the scales
@@ -181,18 +184,92 @@ RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
         }
         for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], _mm512_or_si512(m[2 * q], _mm512_slli_epi32(m[2 * q + 1], 16)));
         // Group g of a row (64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63) is one vector of 16
-        // element quartets; across the 16 rows that is a 16 × 16 matrix of quartets to transpose.
+        // element quartets; across the 16 rows that is a 16 × 16 matrix of quartets to transpose. Q5_K: element l
+        // of the low half takes bit 2g of qh byte l as its fifth bit, of the high half bit 2g + 1.
         for (int g = 0; g < 4; g++) {
             __m512i rows[16], cols[16];
             for (int r = 0; r < PANEL_ROWS; r++) {
                 if (r >= nrows) { rows[r] = _mm512_setzero_si512(); continue; }
-                const blk_q4_k *a = (const blk_q4_k *)(const void *)(W + r * wrow) + i;
-                const __m256i q = _mm256_loadu_si256((const __m256i *)(a->qs + 32 * g));
+                const uint8_t *a = W + r * wrow + i * bs;
+                const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(a + qs + 32 * g));
                 rows[r] = _mm512_and_si512(cat256(q, _mm256_srli_epi16(q, 4)), m4);
+                if (five) {
+                    const __m256i qh = _mm256_loadu_si256((const __m256i *)(const void *)(a + offsetof(blk_q5_k, qh)));
+                    const __m512i hb = _mm512_and_si512(cat256(_mm256_srli_epi16(qh, 2 * g), _mm256_srli_epi16(qh, 2 * g + 1)), one);
+                    rows[r] = _mm512_or_si512(rows[r], _mm512_slli_epi16(hb, 4));
+                }
             }
             transpose16x16_epi32(rows, cols);
             for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[16 * g + e], cols[e]);
         }
+    }
+}
+
+RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
+    k4_pack_panel(W, wrow, ns, nrows, p, 0);
+}
+RA_TARGET static void q5_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
+    k4_pack_panel(W, wrow, ns, nrows, p, 1);
+}
+
+// Per super-block i of a panel and nx activation rows: I (Σ scale · quant · activation) and M (Σ min · activation
+// block sum), exact int32, of the 16 weight rows (lanes).
+RA_INLINE void k4_panel_sums(const q4_k_panel *pi, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum, int64_t ns,
+                             int64_t i, __m512i *si, __m512i *mi, const int nx) {
+    const int8_t *y[PANEL_GROUP];
+    for (int k = 0; k < nx; k++) {
+        y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
+        si[k] = _mm512_setzero_si512();
+    }
+    for (int j = 0; j < 8; j++) {
+        __m512i s[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
+        for (int e = 0; e < 8; e++) {
+            const __m512i wv = _mm512_load_si512((const void *)pi->q[8 * j + e]);
+            for (int k = 0; k < nx; k++) {
+                int32_t y4;
+                memcpy(&y4, y[k] + 32 * j + 4 * e, 4);
+                s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+            }
+        }
+        const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
+        for (int k = 0; k < nx; k++) si[k] = _mm512_add_epi32(si[k], _mm512_mullo_epi32(s[k], sc));
+    }
+    for (int k = 0; k < nx; k++) {
+        const ra_q4_k_xsum *xk = xsum + k * ns + i;
+        mi[k] = _mm512_setzero_si512();
+        for (int q = 0; q < 4; q++) mi[k] = _mm512_dpwssd_epi32(mi[k], _mm512_load_si512((const void *)pi->mins[q]), _mm512_set1_epi32((int)xk->bs[q]));
+    }
+}
+
+// Q5_K (dot_q5_k's order): two chains per activation row, acc + I·(d·dy) and m + M·(dmin·dy), then acc - m. nx <= 4
+// (4 × 4 vectors of chains and sums).
+enum { Q5_K_GROUP = 4 };
+__attribute__((always_inline)) RA_TARGET static inline void q5_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
+                                                                       const ra_q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                       const int nx) {
+    __m512 acc[Q5_K_GROUP], am[Q5_K_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = am[k] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        __m512i si[Q5_K_GROUP], mi[Q5_K_GROUP];
+        k4_panel_sums(p + i, x, xs, xsum, ns, i, si, mi, nx);
+        const __m512 d = _mm512_load_ps(p[i].d), dmin = _mm512_load_ps(p[i].dmin);
+        for (int k = 0; k < nx; k++) {
+            const __m512 dy = _mm512_set1_ps(xsum[k * ns + i].d);
+            am[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mi[k]), _mm512_mul_ps(dmin, dy), am[k]);
+            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[k]), _mm512_mul_ps(d, dy), acc[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, _mm512_sub_ps(acc[k], am[k]));
+}
+
+RA_TARGET static void q5_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+                                     float *out, int64_t os, __mmask16 mask, int nx) {
+    switch (nx) {
+    case 4: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 4); break;
+    case 3: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 3); break;
+    case 2: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 2); break;
+    default: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 1); break;
     }
 }
 
@@ -203,34 +280,14 @@ __attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t
     __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
-        const q4_k_panel *pi = p + i;
-        const int8_t *y[PANEL_GROUP];
-        for (int k = 0; k < nx; k++) y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
-        __m512i si[PANEL_GROUP];
-        for (int k = 0; k < nx; k++) si[k] = _mm512_setzero_si512();
-        for (int j = 0; j < 8; j++) {
-            __m512i s[PANEL_GROUP];
-            for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
-            for (int e = 0; e < 8; e++) {
-                const __m512i wv = _mm512_load_si512((const void *)pi->q[8 * j + e]);
-                for (int k = 0; k < nx; k++) {
-                    int32_t y4;
-                    memcpy(&y4, y[k] + 32 * j + 4 * e, 4);
-                    s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
-                }
-            }
-            const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
-            for (int k = 0; k < nx; k++) si[k] = _mm512_add_epi32(si[k], _mm512_mullo_epi32(s[k], sc));
-        }
+        __m512i si[PANEL_GROUP], mi[PANEL_GROUP];
+        k4_panel_sums(p + i, x, xs, xsum, ns, i, si, mi, nx);
         // dot_q4_k: acc + I·(d·dy), then - M·(dmin·dy), each rounded once
-        const __m512 d = _mm512_load_ps(pi->d), dmin = _mm512_load_ps(pi->dmin);
+        const __m512 d = _mm512_load_ps(p[i].d), dmin = _mm512_load_ps(p[i].dmin);
         for (int k = 0; k < nx; k++) {
-            const ra_q4_k_xsum *xk = xsum + k * ns + i;
-            __m512i mi = _mm512_setzero_si512();
-            for (int q = 0; q < 4; q++) mi = _mm512_dpwssd_epi32(mi, _mm512_load_si512((const void *)pi->mins[q]), _mm512_set1_epi32((int)xk->bs[q]));
-            const __m512 dy = _mm512_set1_ps(xk->d);
+            const __m512 dy = _mm512_set1_ps(xsum[k * ns + i].d);
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[k]), _mm512_mul_ps(d, dy), acc[k]);
-            acc[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi), _mm512_mul_ps(dmin, dy), acc[k]);
+            acc[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi[k]), _mm512_mul_ps(dmin, dy), acc[k]);
         }
     }
     for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
@@ -250,11 +307,12 @@ RA_TARGET static void q4_k_panel_run(int64_t ns, const q4_k_panel *p, const uint
     }
 }
 
-int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+RA_INLINE int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
+                        uint8_t *scratch, int64_t scratch_bytes, const int five) {
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = ns * (int64_t)sizeof(blk_q4_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const int64_t wrow = ns * (five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k)), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const int group = five ? Q5_K_GROUP : PANEL_GROUP;
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     q4_k_panel *panel = (q4_k_panel *)(void *)base;
@@ -262,14 +320,26 @@ int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     ra_q4_k_xsums(X, xrow, ns, nb, xsum);
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        if (five) q5_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        else q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
-        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
-            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
-            q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
+        for (int64_t b0 = 0; b0 < nb; b0 += group) {
+            const int nx = (int)(nb - b0 < group ? nb - b0 : group);
+            if (five) q5_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
+            else q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }
     return 1;
+}
+
+RA_TARGET int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0);
+}
+
+RA_TARGET int ra_matmul_q5_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
 }
 
 // MARK: - Q6_K batches with VNNI: the same panels, with 16 sub-blocks of 16 elements and int8 scales

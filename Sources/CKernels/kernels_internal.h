@@ -213,6 +213,9 @@ typedef int (*ra_matmul_batch_fn)(const void *w, int64_t n, const void *x, int64
                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Q5_K weights on the VNNI path: the same panels with the fifth bit, 4 activation rows per step, in dot_q5_k's order.
+int ra_matmul_q5_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_k.c); also what the
 // AVX-512 path without VNNI runs (measured faster there than 512-bit kernels without vpdpbusd).
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,

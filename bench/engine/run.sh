@@ -219,7 +219,6 @@ SIZES="$(for i in "${!NAMES[@]}"; do printf '%s %s MiB; ' "${NAMES[$i]}" $(( $(s
     cat "$RAW"
     echo '```'
 } > "$OUT.tmp"
-# The profile findings (written by hand) follow the measured table.
-if [ "$OUT" = bench/results/engine.md ] && [ -f bench/results/engine-notes.md ]; then cat bench/results/engine-notes.md >> "$OUT.tmp"; fi
+# (The findings written by hand are in bench/results/engine-notes.md, not appended here: they had been, twice.)
 mv "$OUT.tmp" "$OUT"
 cat "$OUT"

@@ -149,6 +149,7 @@ extern const ra_dot_table ra_dots_neon;           // plain ARMv8 NEON (every aar
 extern const ra_dot_table ra_dots_neon_dotprod;   // ARMv8.2 SDOT, only called when RA_CPU_DOTPROD is detected
 #endif
 #if defined(__x86_64__)
+#include <immintrin.h>
 extern const ra_dot_table ra_dots_avx2;
 extern const ra_dot_table ra_dots_avx512;
 extern const ra_dot_table ra_dots_avx512vnni;
@@ -193,14 +194,14 @@ int ra_matmul_b32_side_avx2(int weight_type, const void *w, int64_t n, const voi
 typedef struct { uint32_t bs[4]; float d; } ra_q4_k_xsum;
 _Static_assert(sizeof(ra_q4_k_xsum) <= RA_Q4_K_BATCH_XSUM_BYTES, "RA_Q4_K_BATCH_SCRATCH covers the activation sums");
 // The sub-block sums and d of nb activation rows xrow bytes apart: dst[b * ns + i] (a sum of 32 int8 fits int16).
-static inline void ra_q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int64_t nb, ra_q4_k_xsum *dst) {
+// bs is the 16 block sums of 16 added in pairs, in order: one vphaddw (each batch call makes these for all its
+// activation rows, and a prompt's product is split into many calls: the scalar loop was ~4.5% of a Q5_K_M prompt).
+__attribute__((target("avx2"))) static inline void ra_q4_k_xsums(const uint8_t *X, int64_t xrow, int64_t ns, int64_t nb, ra_q4_k_xsum *dst) {
     for (int64_t b = 0; b < nb; b++) {
         const blk_q8_k *y = (const blk_q8_k *)(const void *)(X + b * xrow);
         for (int64_t i = 0; i < ns; i++) {
-            for (int p = 0; p < 4; p++) {
-                const int lo = y[i].bsums[4 * p] + y[i].bsums[4 * p + 1], hi = y[i].bsums[4 * p + 2] + y[i].bsums[4 * p + 3];
-                dst[b * ns + i].bs[p] = (uint32_t)(uint16_t)lo | (uint32_t)(uint16_t)hi << 16;
-            }
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)y[i].bsums);
+            _mm_storeu_si128((__m128i *)(void *)dst[b * ns + i].bs, _mm_hadd_epi16(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1)));
             dst[b * ns + i].d = y[i].d;
         }
     }

@@ -221,17 +221,23 @@ RA_INLINE void k4_panel_sums(const q4_k_panel *pi, const uint8_t *x, int64_t xs,
         y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
         si[k] = _mm512_setzero_si512();
     }
+    // With 4 activation rows or fewer each row's 8 vpdpbusd of a sub-block run as two chains (even and odd quartets,
+    // added at the end: the same int32 sums), so that 8 chains cover the instruction's latency as 8 rows do.
+    const int split = nx <= 4;
     for (int j = 0; j < 8; j++) {
-        __m512i s[PANEL_GROUP];
-        for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
+        __m512i s[PANEL_GROUP], s2[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) s[k] = s2[k] = _mm512_setzero_si512();
         for (int e = 0; e < 8; e++) {
             const __m512i wv = _mm512_load_si512((const void *)pi->q[8 * j + e]);
             for (int k = 0; k < nx; k++) {
                 int32_t y4;
                 memcpy(&y4, y[k] + 32 * j + 4 * e, 4);
-                s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+                if (split && (e & 1)) s2[k] = _mm512_dpbusd_epi32(s2[k], wv, _mm512_set1_epi32(y4));
+                else s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
             }
         }
+        if (split)
+            for (int k = 0; k < nx; k++) s[k] = _mm512_add_epi32(s[k], s2[k]);
         const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
         for (int k = 0; k < nx; k++) si[k] = _mm512_add_epi32(si[k], _mm512_mullo_epi32(s[k], sc));
     }
@@ -536,10 +542,12 @@ RA_TARGET static void q8_0_xsums(const uint8_t *X, int64_t xrow, int64_t nblk, i
 __attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_block(const q8_0_panel *pj, const uint8_t *x, int64_t xs,
                                                                            const q8_0_xsum *xsum, int64_t nblk, int64_t j,
                                                                            __m512 *chain, const int nx) {
-    __m512i s[Q8_0_GROUP];
+    // two chains of vpdpbusd per activation row (even and odd quartets; the same int32 sum), 8 in flight
+    __m512i s[Q8_0_GROUP], s2[Q8_0_GROUP];
     const int8_t *y[Q8_0_GROUP];
     for (int k = 0; k < nx; k++) {
         s[k] = _mm512_set1_epi32(xsum[k * nblk + j].bias);
+        s2[k] = _mm512_setzero_si512();
         y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
     }
     for (int e = 0; e < 8; e++) {
@@ -547,9 +555,11 @@ __attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_block(con
         for (int k = 0; k < nx; k++) {
             int32_t y4;
             memcpy(&y4, y[k] + 4 * e, 4);
-            s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+            if (e & 1) s2[k] = _mm512_dpbusd_epi32(s2[k], wv, _mm512_set1_epi32(y4));
+            else s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
         }
     }
+    for (int k = 0; k < nx; k++) s[k] = _mm512_add_epi32(s[k], s2[k]);
     const __m512 dw = _mm512_load_ps(pj->dw);
     for (int k = 0; k < nx; k++)
         chain[4 * k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(dw, _mm512_set1_ps(xsum[k * nblk + j].d)), chain[4 * k]);

@@ -213,7 +213,63 @@ RA_AVX2_INLINE uint16_t half_of(float f) {
     return (uint16_t)_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(f), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0);
 }
 
+// One Q8_K block (256 floats) as quants.c's quantize_q8_k, the same bytes for every input: the first element of
+// largest magnitude (NaN never wins), q = ra_nearest_int(x · (-127 / max)) by the same bit trick (magic add, mask,
+// subtract), kept below 128 and cut to its low byte as the scalar cast does, block sums of 16, d = 1 / iscale.
+RA_AVX2_INLINE void q8_k_block(const float *x, blk_q8_k *y) {
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    __m256 m = _mm256_setzero_ps();
+    for (int j = 0; j < QK_K; j += 8) m = _mm256_max_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), m);
+    __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+    h = _mm_max_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_max_ss(h, _mm_movehdup_ps(h));
+    const float amax = _mm_cvtss_f32(h);
+    if (!(amax > 0.0f)) {
+        y->d = 0.0f;
+        memset(y->qs, 0, sizeof y->qs);
+        memset(y->bsums, 0, sizeof y->bsums);
+        return;
+    }
+    float max = 0.0f;
+    const __m256 va = _mm256_set1_ps(amax);
+    for (int j = 0; j < QK_K; j += 8) {
+        const int hit = _mm256_movemask_ps(_mm256_cmp_ps(_mm256_andnot_ps(sign, _mm256_loadu_ps(x + j)), va, _CMP_EQ_OQ));
+        if (hit) {
+            max = x[j + __builtin_ctz((unsigned)hit)];
+            break;
+        }
+    }
+    const float iscale = -127.f / max;
+    const __m256 vs = _mm256_set1_ps(iscale), magic = _mm256_set1_ps(12582912.f);
+    const __m256i mant = _mm256_set1_epi32(0x007fffff), off = _mm256_set1_epi32(0x00400000), top = _mm256_set1_epi32(127);
+    const __m256i byte = _mm256_set1_epi32(0xFF), one8 = _mm256_set1_epi8(1), one16 = _mm256_set1_epi16(1);
+    for (int j = 0; j < QK_K; j += 32) {
+        __m256i v[4];
+        for (int k = 0; k < 4; k++) {
+            const __m256 t = _mm256_add_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(x + j + 8 * k)), magic);
+            // the low byte, 0..255, which the unsigned packs keep as it is
+            v[k] = _mm256_and_si256(_mm256_min_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t), mant), off), top), byte);
+        }
+        const __m256i b = _mm256_permutevar8x32_epi32(_mm256_packus_epi16(_mm256_packus_epi32(v[0], v[1]), _mm256_packus_epi32(v[2], v[3])),
+                                                      _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)(void *)(y->qs + j), b);
+        // sums of 4, then of 16: lane 0 of each 128-bit half
+        __m256i t = _mm256_madd_epi16(_mm256_maddubs_epi16(one8, b), one16);
+        t = _mm256_hadd_epi32(t, t);
+        t = _mm256_hadd_epi32(t, t);
+        y->bsums[j / 16] = (int16_t)_mm256_extract_epi32(t, 0);
+        y->bsums[j / 16 + 1] = (int16_t)_mm256_extract_epi32(t, 4);
+    }
+    y->d = 1.0f / iscale;
+}
+
 RA_AVX2 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n) {
+    if (type == RA_Q8_K) {
+        if (n % QK_K != 0) return 0;
+        blk_q8_k *y = dst;
+        for (int64_t i = 0; i < n / QK_K; i++) q8_k_block(x + QK_K * i, y + i);
+        return 1;
+    }
     if (n % 32 != 0) return 0;
     if (type == RA_Q8_0) {
         blk_q8_0 *y = dst;

@@ -299,7 +299,7 @@ void ra_quantize_row(int type, const float *x, void *dst, int64_t n) {
 #if defined(__aarch64__)
     if (ra_neon_quantize_row(type, x, dst, n)) return;   // the same bytes, on the NEON paths
 #elif defined(__x86_64__)
-    if (ra_x86_simd_ops() && ra_quantize_row_avx2(type, x, dst, n)) return;   // the same bytes, Q8_0/Q8_1 on AVX2
+    if (ra_x86_simd_ops() && ra_quantize_row_avx2(type, x, dst, n)) return;   // the same bytes, Q8_0/Q8_1/Q8_K on AVX2
 #endif
     const int64_t nb = n / ra_type_block_size(type);
     switch (type) {

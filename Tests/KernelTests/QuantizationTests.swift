@@ -105,7 +105,7 @@ struct QuantizationTests {
         }
     }
 
-    @Test("Q8_0 and Q8_1 activations: every SIMD path writes the scalar path's bytes (ties, zero blocks, -0, tiny and huge scales, NaN and infinities)")
+    @Test("Q8_0, Q8_1 and Q8_K activations: every SIMD path writes the scalar path's bytes (ties, zero blocks, -0, tiny and huge scales, NaN and infinities)")
     func q8SamePathsBytes() {
         var x = blocks(2048, seed: 5)
         for i in 1600..<1664 { x[i] = Float(Int(i % 255) - 127) * 0.5 }   // halves: ties to even
@@ -115,7 +115,10 @@ struct QuantizationTests {
         x[1800] = .nan
         x[1840] = .infinity
         x[1841] = -.infinity
-        for type in [KType.q8_0, .q8_1] {
+        // Q8_K: a block of 256 whose largest magnitude comes twice with both signs (the first one sets the scale's sign)
+        x[1024] = 9.5
+        x[1100] = -9.5
+        for type in [KType.q8_0, .q8_1, .q8_K] {
             let want = KPath.scalar.run { Kernels.quantize(type, x) }
             for path in KPath.simd {
                 #expect(path.run { Kernels.quantize(type, x) } == want, "\(type) on \(path)")

@@ -205,13 +205,6 @@ RA_INLINE void k4_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nro
     }
 }
 
-RA_TARGET static void q4_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
-    k4_pack_panel(W, wrow, ns, nrows, p, 0);
-}
-RA_TARGET static void q5_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q4_k_panel *p) {
-    k4_pack_panel(W, wrow, ns, nrows, p, 1);
-}
-
 // Per super-block i of a panel and nx activation rows: I (Σ scale · quant · activation) and M (Σ min · activation
 // block sum), exact int32, of the 16 weight rows (lanes).
 RA_INLINE void k4_panel_sums(const q4_k_panel *pi, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum, int64_t ns,
@@ -248,68 +241,41 @@ RA_INLINE void k4_panel_sums(const q4_k_panel *pi, const uint8_t *x, int64_t xs,
     }
 }
 
-// Q5_K (dot_q5_k's order): two chains per activation row, acc + I·(d·dy) and m + M·(dmin·dy), then acc - m. nx <= 4
-// (4 × 4 vectors of chains and sums).
+// One panel × nx activation rows xs bytes apart: out[k * os + r] for the rows in mask, in the AVX2 dot's order:
+// Q4_K (dot_q4_k) acc + I·(d·dy), then − M·(dmin·dy), each rounded once; Q5_K (dot_q5_k, five) two chains per
+// activation row, acc + I·(d·dy) and m + M·(dmin·dy), then acc − m, with at most Q5_K_GROUP rows a step (4 × 4
+// vectors of chains and sums in the registers).
 enum { Q5_K_GROUP = 4 };
-__attribute__((always_inline)) RA_TARGET static inline void q5_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
-                                                                       const ra_q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
-                                                                       const int nx) {
-    __m512 acc[Q5_K_GROUP], am[Q5_K_GROUP];
+__attribute__((always_inline)) RA_TARGET static inline void k4_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
+                                                                     const ra_q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
+                                                                     const int nx, const int five) {
+    __m512 acc[PANEL_GROUP], am[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = am[k] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < ns; i++) {
-        __m512i si[Q5_K_GROUP], mi[Q5_K_GROUP];
-        k4_panel_sums(p + i, x, xs, xsum, ns, i, si, mi, nx);
-        const __m512 d = _mm512_load_ps(p[i].d), dmin = _mm512_load_ps(p[i].dmin);
-        for (int k = 0; k < nx; k++) {
-            const __m512 dy = _mm512_set1_ps(xsum[k * ns + i].d);
-            am[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mi[k]), _mm512_mul_ps(dmin, dy), am[k]);
-            acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[k]), _mm512_mul_ps(d, dy), acc[k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, _mm512_sub_ps(acc[k], am[k]));
-}
-
-RA_TARGET static void q5_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
-                                     float *out, int64_t os, __mmask16 mask, int nx) {
-    switch (nx) {
-    case 4: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 4); break;
-    case 3: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 3); break;
-    case 2: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 2); break;
-    default: q5_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 1); break;
-    }
-}
-
-// One panel × nx (1..8) activation rows xs bytes apart: out[k * os + r] for the rows in mask.
-__attribute__((always_inline)) RA_TARGET static inline void q4_k_panel_m(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs,
-                                                                       const ra_q4_k_xsum *xsum, float *out, int64_t os, __mmask16 mask,
-                                                                       const int nx) {
-    __m512 acc[PANEL_GROUP];
-    for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         __m512i si[PANEL_GROUP], mi[PANEL_GROUP];
         k4_panel_sums(p + i, x, xs, xsum, ns, i, si, mi, nx);
-        // dot_q4_k: acc + I·(d·dy), then - M·(dmin·dy), each rounded once
         const __m512 d = _mm512_load_ps(p[i].d), dmin = _mm512_load_ps(p[i].dmin);
         for (int k = 0; k < nx; k++) {
             const __m512 dy = _mm512_set1_ps(xsum[k * ns + i].d);
+            if (five) am[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(mi[k]), _mm512_mul_ps(dmin, dy), am[k]);
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(si[k]), _mm512_mul_ps(d, dy), acc[k]);
-            acc[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi[k]), _mm512_mul_ps(dmin, dy), acc[k]);
+            if (!five) acc[k] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mi[k]), _mm512_mul_ps(dmin, dy), acc[k]);
         }
     }
-    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
+    for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, five ? _mm512_sub_ps(acc[k], am[k]) : acc[k]);
 }
 
-RA_TARGET static void q4_k_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
-                                     float *out, int64_t os, __mmask16 mask, int nx) {
+RA_INLINE void k4_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+                            float *out, int64_t os, __mmask16 mask, int nx, const int five) {
     switch (nx) {
-    case 8: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 8); break;
-    case 7: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 7); break;
-    case 6: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 6); break;
-    case 5: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 5); break;
-    case 4: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 4); break;
-    case 3: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 3); break;
-    case 2: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 2); break;
-    default: q4_k_panel_m(ns, p, x, xs, xsum, out, os, mask, 1); break;
+    case 8: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 8, five); break;
+    case 7: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 7, five); break;
+    case 6: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 6, five); break;
+    case 5: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 5, five); break;
+    case 4: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 4, five); break;
+    case 3: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 3, five); break;
+    case 2: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 2, five); break;
+    default: k4_panel_m(ns, p, x, xs, xsum, out, os, mask, 1, five); break;
     }
 }
 
@@ -326,13 +292,11 @@ RA_INLINE int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, flo
     ra_q4_k_xsums(X, xrow, ns, nb, xsum);
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        if (five) q5_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
-        else q4_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        k4_pack_panel(W + p0 * wrow, wrow, ns, nr, panel, five);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += group) {
             const int nx = (int)(nb - b0 < group ? nb - b0 : group);
-            if (five) q5_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
-            else q4_k_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx);
+            k4_panel_run(ns, panel, X + b0 * xrow, xrow, xsum + b0 * ns, out + b0 * out_stride + p0, out_stride, mask, nx, five);
         }
     }
     return 1;

@@ -214,9 +214,20 @@ static int ra_is_b32(int weight_type) {
     return weight_type == RA_Q8_0 || weight_type == RA_Q4_0 || weight_type == RA_Q5_0 || weight_type == RA_Q4_1 || weight_type == RA_Q5_1;
 }
 
+#if defined(__x86_64__)
+static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes);
+
+// Whether the product of nb activation rows in weight_type on path takes the activation scales as floats: the AVX2
+// decode rows kernels and 8-row panels of the 32-element types do; the VNNI Q8_0 panels take the rows' own.
+static int b32_takes_side(int weight_type, int64_t n, int64_t nb, int path) {
+    int64_t bytes;
+    return ra_is_b32(weight_type) && path >= RA_PATH_AVX2 && (nb == 1 || batch_kernel(weight_type, n, nb, path, &bytes) != ra_matmul_q8_0_vnni);
+}
+#endif
+
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
-    if (nb >= 1 && n % 32 == 0 && ra_is_b32(weight_type) && ra_kernel_path() >= RA_PATH_AVX2) return 2 * (n / 32) * nb;
+    if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, n, nb, ra_kernel_path())) return 2 * (n / 32) * nb;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -297,8 +308,7 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
     const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, path, &bytes);
     if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);
-        // (the side scales are the AVX2 panels'; the VNNI Q8_0 panels take the activation rows' own)
-        if (scratch && side && ra_is_b32(weight_type) && batch != ra_matmul_q8_0_vnni &&
+        if (scratch && side && b32_takes_side(weight_type, n, nb, path) &&
             ra_matmul_b32_side_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }

@@ -133,14 +133,21 @@ static void build_dispatch(void) {
         // table's multi kernel sums in its dot's order, so a prompt batch gives the logits that feeding the same
         // tokens one by one gives (a lower path's multi next to a higher path's dot would differ in the last bits,
         // and F16/Q8 activation rounding amplifies that).
-        for (int di = 0; di < RA_DI_COUNT; di++)
-            for (int i = 0; i < k; i++)
+        // A table may also hold a decode rows kernel alone, for the dot of a table below it: that rows kernel sums
+        // in the dot's order (the AVX-512 Q5_K rows over the AVX2 Q5_K dot), and the highest one at or above the
+        // dot's table is taken.
+        for (int di = 0; di < RA_DI_COUNT; di++) {
+            ra_dot_rows_fn rows = NULL;
+            for (int i = 0; i < k; i++) {
+                if (!rows) rows = t[i]->rows[di];
                 if (t[i]->dot[di]) {
                     g_dot[path][di] = t[i]->dot[di];
                     g_multi[path][di] = t[i]->multi[di];
-                    g_rows[path][di] = t[i]->rows[di];
+                    g_rows[path][di] = rows;
                     break;
                 }
+            }
+        }
     }
 }
 

@@ -4,22 +4,6 @@
 
 #if defined(__x86_64__)
 
-// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K or Q5_K super-block's 12 packed bytes, the integers
-// ra_unpack_scales_k4_words gives, computed in a vector register (the 16-byte load reads 4 bytes of what follows the
-// scales in the block). The decode dots use it: the scalar unpack and its four-word insert sat at the head of each
-// super-block's dependency chain (clang, 1 thread from memory: Q4_K layers ~1.2x; engine-notes.md).
-RA_AVX2_INLINE __m128i k4_scales_mins(const uint8_t *s) {
-    const __m128i v = _mm_loadu_si128((const __m128i *)s);
-    const __m128i x = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // words a, c, b, c
-    const __m128i y = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // words a, a, b, b
-    // scales 0..3 = a & 0x3f.., scales 4..7 = (c & 0x0f..) | top 2 bits of a's bytes, mins 0..3 = b & 0x3f..,
-    // mins 4..7 = (c >> 4 & 0x0f..) | top 2 bits of b's bytes
-    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(x, _mm_setr_epi32(0, 0, 0, 4)),
-                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
-    const __m128i hi = _mm_and_si128(_mm_srli_epi32(y, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
-    return _mm_or_si128(lo, hi);
-}
-
 RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
@@ -31,7 +15,7 @@ RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     for (int64_t i = 0; i < n / QK_K; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
-        const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
+        const __m256i sm16 = _mm256_cvtepu8_epi16(ra_k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
         const float dy = b[i].d;
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
@@ -131,7 +115,7 @@ RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
     float acc = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
-        const __m256i sm16 = _mm256_cvtepu8_epi16(k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
+        const __m256i sm16 = _mm256_cvtepu8_epi16(ra_k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
         const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));

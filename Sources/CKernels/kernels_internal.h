@@ -206,6 +206,23 @@ __attribute__((target("avx2"))) static inline void ra_q4_k_xsums(const uint8_t *
         }
     }
 }
+// The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K or Q5_K super-block's 12 packed bytes, the integers
+// ra_unpack_scales_k4_words gives, computed in a vector register (the 16-byte load reads 4 bytes of what follows the
+// scales in the block). The decode dots use it (AVX2, and the AVX-512 Q5_K rows kernel): the scalar unpack and its
+// four-word insert sat at the head of each super-block's dependency chain (clang, 1 thread from memory: Q4_K layers
+// ~1.2x; engine-notes.md).
+__attribute__((target("avx2"), always_inline)) static inline __m128i ra_k4_scales_mins(const uint8_t *s) {
+    const __m128i v = _mm_loadu_si128((const __m128i *)s);
+    const __m128i x = _mm_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));   // words a, c, b, c
+    const __m128i y = _mm_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));   // words a, a, b, b
+    // scales 0..3 = a & 0x3f.., scales 4..7 = (c & 0x0f..) | top 2 bits of a's bytes, mins 0..3 = b & 0x3f..,
+    // mins 4..7 = (c >> 4 & 0x0f..) | top 2 bits of b's bytes
+    const __m128i lo = _mm_and_si128(_mm_srlv_epi32(x, _mm_setr_epi32(0, 0, 0, 4)),
+                                     _mm_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m128i hi = _mm_and_si128(_mm_srli_epi32(y, 2), _mm_setr_epi32(0, 0x30303030, 0, 0x30303030));
+    return _mm_or_si128(lo, hi);
+}
+
 // Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least
 // RA_Q4_K_BATCH_SCRATCH(n, nb) bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.

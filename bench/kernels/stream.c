@@ -35,9 +35,12 @@ static void set_variant(int v) {
     ra_ab_set_rows(RA_DI_Q5_K, v ? ra_avx2_rows_q5_k : old_avx2_rows_q5_k);
     ra_ab_set_rows(RA_DI_Q6_K, v ? ra_avx2_rows_q6_k : old_avx2_rows_q6_k);
 }
-enum { VARIANTS = 2 };
+static int VARIANTS = 2;
 #else
-enum { VARIANTS = 1 };
+// STREAM_PATHS=1: steps alternate between the AVX2 path (variant 0, "old": the features mask cut to AVX2/FMA/F16C) and
+// the CPU's own path (variant 1, "new"), so a kernel that only the AVX-512 tables have is compared in one process.
+static int VARIANTS = 1;
+static void set_variant(int v) { ra_set_cpu_features_mask(v ? -1 : RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C); }
 #endif
 
 static int by_time(const void *a, const void *b) {
@@ -114,14 +117,15 @@ int main(int argc, char **argv) {
     ra_pool *pool = ra_pool_create(threads);
     double bytes = 0;
     for (int i = 0; i < nt; i++) bytes += (double)ra_row_bytes(t[i].type, t[i].n) * (double)t[i].rows;
-    double *ts[VARIANTS], total = 0;
-    int nts[VARIANTS] = {0};
+#ifndef STREAM_AB
+    if (getenv("STREAM_PATHS") && *getenv("STREAM_PATHS")) VARIANTS = 2;
+#endif
+    double *ts[2], total = 0;
+    int nts[2] = {0};
     for (int v = 0; v < VARIANTS; v++) ts[v] = malloc((size_t)(steps > 0 ? steps : 1) * sizeof(double));
     for (int s = 0; s < VARIANTS * (steps + 2); s++) {   // two warm-up steps (per variant)
         const int v = s % VARIANTS;
-#ifdef STREAM_AB
-        set_variant(v);
-#endif
+        if (VARIANTS == 2) set_variant(v);
         const double t0 = now();
         for (int i = 0; i < nt; i++) {
             ra_quantize_rows_par(pool, ra_vec_dot_type(t[i].type), x, t[i].n, 1, q);

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Download benchmark: the SDK's downloader against curl, served by nginx on 127.0.0.1.
-# Writes bench/results/download.md.
+# Writes bench/results/download.md (--out FILE: elsewhere, e.g. a second machine's table beside the first).
 #
-#   bench/download/run.sh [--reps N] [--size-mib N]
+#   bench/download/run.sh [--reps N] [--size-mib N] [--out FILE]
 #
 # Installs nginx (and GNU time) with apt when missing, writes its own nginx config in $BENCH_DIR (default
 # /dev/shm/runanywhere-dlbench, a tmpfs, so the numbers are the downloader's and not this VM's disk) with three
@@ -15,11 +15,13 @@ cd "$(dirname "$0")/../.."
 ROOT="$(pwd)"
 REPS=5
 SIZE_MIB=1024
+OUT=bench/results/download.md
 while [ $# -gt 0 ]; do
     case "$1" in
         --reps) REPS="$2"; shift 2 ;;
         --size-mib) SIZE_MIB="$2"; shift 2 ;;
-        *) echo "usage: $0 [--reps N] [--size-mib N]" >&2; exit 2 ;;
+        --out) OUT="$2"; shift 2 ;;
+        *) echo "usage: $0 [--reps N] [--size-mib N] [--out FILE]" >&2; exit 2 ;;
     esac
 done
 BENCH_DIR="${BENCH_DIR:-/dev/shm/runanywhere-dlbench}"
@@ -86,13 +88,30 @@ RAW="$BENCH_DIR/raw.tsv"
 RUN="$BENCH_DIR/run"
 TIMEF="$BENCH_DIR/time.txt"
 
-# measure SCENARIO TOOL REP COMMAND...: wall, user, sys, max RSS, and the command's stdout (JSON for ours).
+# CPU time (user + system, in clock ticks) nginx's processes have used so far. On loopback the kernel's TCP work for
+# a transfer is charged to whichever process's context it runs in, the server's or the client's, and the split moves
+# with the client (bench/results/download-notes.md), so CPU is compared with the server's share counted too.
+HZ="$(getconf CLK_TCK)"
+server_ticks() {
+    local master p t=0
+    master="$(cat "$BENCH_DIR/nginx.pid" 2>/dev/null)" || { echo 0; return; }
+    for p in "$master" $(pgrep -P "$master"); do
+        [ -r "/proc/$p/stat" ] && t=$((t + $(awk '{ print $14 + $15 }' "/proc/$p/stat")))
+    done
+    echo "$t"
+}
+
+# measure SCENARIO TOOL REP COMMAND...: wall, user, sys, max RSS, nginx's CPU seconds meanwhile, and the command's
+# stdout (JSON for ours).
 measure() {
     local scenario="$1" tool="$2" rep="$3"; shift 3
     rm -rf "$RUN"; mkdir -p "$RUN"
-    local out
+    local out s0 s1
+    s0="$(server_ticks)"
     out="$(/usr/bin/time -f '%e %U %S %M' -o "$TIMEF" "$@")" || { echo "failed: $*" >&2; cat "$TIMEF" >&2; return 1; }
-    printf '%s\t%s\t%s\t%s\t%s\n' "$scenario" "$tool" "$rep" "$(tail -1 "$TIMEF")" "${out//$'\n'/ }" >> "$RAW"
+    s1="$(server_ticks)"
+    printf '%s\t%s\t%s\t%s %s\t%s\n' "$scenario" "$tool" "$rep" "$(tail -1 "$TIMEF")" \
+        "$(awk -v a="$s0" -v b="$s1" -v h="$HZ" 'BEGIN { printf "%.2f", (b - a) / h }')" "${out//$'\n'/ }" >> "$RAW"
 }
 
 # A kill -9 at a random point, then a resume. The process SIGKILLs itself from its progress callback once a
@@ -149,5 +168,5 @@ python3 bench/download/report.py "$RAW" \
     --load "$LOAD_BEFORE / $LOAD_AFTER" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
     --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores; flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'sha_ni|avx2|avx512f|vaes' | tr '\n' ' ' | sed 's/ $//'))" \
     --nginx "$("$NGINX" -v 2>&1 | cut -d/ -f2)" --curl "$(curl --version | head -1 | cut -d' ' -f2)" \
-    --dir "$BENCH_DIR" --wire-rate "$WIRE_RATE" > bench/results/download.md
-cat bench/results/download.md
+    --dir "$BENCH_DIR" --wire-rate "$WIRE_RATE" --cores "$(nproc)" --out "$OUT" > "$OUT"
+cat "$OUT"

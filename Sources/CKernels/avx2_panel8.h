@@ -46,21 +46,6 @@ RA_AVX2_INLINE void block_heads8(const uint8_t *W, int64_t wrow, int64_t off, in
     // lane order of h[c] is rows 0, 1, 2, 3 | 4, 5, 6, 7
 }
 
-// Prefetch for a panel's packing, which is the first touch of the weights in a batch and waits on memory without it:
-// the blocks it will read about RA_PREFETCH_DISTANCE bytes later, block i + ahead of the 8 rows, or past the row's
-// end the same block of the next panel's rows (the chunk of rows goes on there; a prefetch past the matrix is harmless).
-RA_AVX2_INLINE void panel8_prefetch(const uint8_t *W, int64_t wrow, int64_t nblk, int64_t i, int64_t bb) {
-    const int64_t ahead = (RA_PREFETCH_DISTANCE + PANEL8_ROWS * bb - 1) / (PANEL8_ROWS * bb);
-    const int64_t j = i + ahead;
-    const uintptr_t base = (uintptr_t)W + (uintptr_t)(j < nblk ? j * bb : PANEL8_ROWS * wrow + (j - nblk) * bb);
-#ifndef RA_NO_PREFETCH
-    for (int r = 0; r < PANEL8_ROWS; r++)
-        for (int64_t o = 0; o < bb; o += 64) __builtin_prefetch((const void *)(base + (uintptr_t)(r * wrow + o)), 0, 3);
-#else
-    (void)base;
-#endif
-}
-
 // Lanes [0, nr) of v to out (a partial panel at the end of the row range).
 RA_AVX2_INLINE void store_rows8(float *out, __m256 v, int nr) {
     if (nr == PANEL8_ROWS) { _mm256_storeu_ps(out, v); return; }

@@ -250,6 +250,7 @@ RA_INLINE void k4_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nro
     const __m512i k63 = _mm512_set1_epi32(63), k15 = _mm512_set1_epi32(15), k3 = _mm512_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel *pi = p + i;
+        ra_panel_prefetch(W, wrow, ns, i, bs, PANEL_ROWS);
         // d, dmin and the 12 bytes of 6-bit scales and mins of all 16 rows at once (as ra_unpack_scales_k4).
         __m512i h[4];
         block_heads16(W, wrow, i * bs, nrows, h);
@@ -418,6 +419,7 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
     const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel *pi = p + i;
+        ra_panel_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k), PANEL_ROWS);
         // d and the 16 int8 scales of all 16 rows at once.
         __m512i hd[4];
         block_heads16(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);
@@ -549,6 +551,7 @@ RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nb
     for (int64_t j = 0; j < nblk; j += 2) {
         __m512i rows[16], cols[16];
         uint16_t dh[2][16];
+        ra_panel_prefetch(W, wrow, nblk / 2, j / 2, 2 * (int64_t)sizeof(blk_q8_0), PANEL_ROWS);
         for (int r = 0; r < PANEL_ROWS; r++) {
             if (r >= nrows) {
                 rows[r] = flip;

@@ -32,6 +32,7 @@ RA_AVX2_INLINE void b32_pack_panel8_q4(const uint8_t *W, int64_t wrow, int64_t n
     const __m256i split = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
                                            0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
     for (int64_t j = 0; j < nblk; j++) {
+        ra_panel_prefetch(W, wrow, nblk, j, wb, PANEL8_ROWS);
         const uint8_t *a = W + j * wb;
         __m256i v[4];
         for (int r = 0; r < 4; r++)
@@ -60,6 +61,7 @@ RA_AVX2_INLINE void b32_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk
         return;
     }
     for (int64_t j = 0; j < nblk; j++) {
+        ra_panel_prefetch(W, wrow, nblk, j, wb, PANEL8_ROWS);
         __m256i rows[8], cols[8];
         float d[8], m[8];
         for (int r = 0; r < PANEL8_ROWS; r++) {

@@ -41,7 +41,7 @@ RA_AVX2_INLINE void k4_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, i
     const __m256i k63 = _mm256_set1_epi32(63), k15 = _mm256_set1_epi32(15), k3 = _mm256_set1_epi32(3);
     for (int64_t i = 0; i < ns; i++) {
         q4_k_panel8 *pi = p + i;
-        panel8_prefetch(W, wrow, ns, i, bb);
+        ra_panel_prefetch(W, wrow, ns, i, bb, PANEL8_ROWS);
         // d, dmin and the 12 bytes of 6-bit scales and mins of all 8 rows at once (as ra_unpack_scales_k4).
         __m256i h[4];
         block_heads8(W, wrow, i * bb, nrows, h);
@@ -215,7 +215,7 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
     const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel8 *pi = p + i;
-        panel8_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k));
+        ra_panel_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k), PANEL8_ROWS);
         // the 16 int8 scales of all 8 rows at once; d row by row
         __m256i hd[4];
         block_heads8(W, wrow, i * (int64_t)sizeof(blk_q6_k) + (int64_t)offsetof(blk_q6_k, scales), nrows, hd);

@@ -246,7 +246,12 @@ RA_AVX2_INLINE void q8_k_block(const float *x, blk_q8_k *y) {
     for (int j = 0; j < QK_K; j += 32) {
         __m256i v[4];
         for (int k = 0; k < 4; k++) {
-            const __m256 t = _mm256_add_ps(_mm256_mul_ps(vs, _mm256_loadu_ps(x + j + 8 * k)), magic);
+            // The product rounded on its own before the magic add, as the scalar quantizer rounds it: gcc would
+            // otherwise fuse the two into one fma (its default -ffp-contract=fast), which rounds once and gave 2
+            // bytes of check.c's data another value; clang does not fuse across the intrinsics.
+            __m256 p = _mm256_mul_ps(vs, _mm256_loadu_ps(x + j + 8 * k));
+            __asm__("" : "+x"(p));
+            const __m256 t = _mm256_add_ps(p, magic);
             // the low byte, 0..255, which the unsigned packs keep as it is
             v[k] = _mm256_and_si256(_mm256_min_epi32(_mm256_sub_epi32(_mm256_and_si256(_mm256_castps_si256(t), mant), off), top), byte);
         }

@@ -7,9 +7,10 @@
 // STREAM_PAGES=4k or 2m: read the weights from an anonymous copy of the file instead, on pages of that size
 // (madvise MADV_NOHUGEPAGE / MADV_HUGEPAGE), to see what the TLB costs the kernels; the mapping's own page sizes
 // depend on how the page cache holds the file (the line printed says how much of it was PMD-mapped).
-// Built with -DSTREAM_AB (stream.sh with STREAM_AB=COMMIT): steps alternate between COMMIT's AVX2 K-quant decode rows
-// kernels (old_avx2_rows_*, dot_avx2_k.c compiled renamed) and the working tree's, put into the dispatch through a hook
-// appended to a copy of dispatch.c, and the line printed compares the two (medians and bests of each one's steps).
+// Built with -DSTREAM_AB (stream.sh with STREAM_AB=COMMIT; the AVX2 path is forced): steps alternate between
+// COMMIT's AVX2 K-quant decode rows kernels (old_avx2_rows_*, dot_avx2_k.c compiled renamed) and the working tree's,
+// put into the dispatch through a hook appended to a copy of dispatch.c, and the line printed compares the two
+// (medians and bests of each one's steps).
 #include "ckernels.h"
 #include "ra_ops.h"
 #include <fcntl.h>
@@ -114,6 +115,11 @@ int main(int argc, char **argv) {
     float *x = malloc((size_t)maxn * sizeof(float)), *out = malloc((size_t)maxrows * sizeof(float));
     void *q = malloc((size_t)maxn * 4 + 64);
     for (long i = 0; i < maxn; i++) x[i] = (float)((i * 7919) % 1000) / 500.0f - 1.0f;
+#ifdef STREAM_AB
+    // The hook replaces the AVX2 path's kernels, so both variants run on that path: on an AVX-512 CPU its own path
+    // would otherwise take another table's rows kernel for both and compare a kernel with itself.
+    ra_set_cpu_features_mask(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C);
+#endif
     ra_pool *pool = ra_pool_create(threads);
     double bytes = 0;
     for (int i = 0; i < nt; i++) bytes += (double)ra_row_bytes(t[i].type, t[i].n) * (double)t[i].rows;

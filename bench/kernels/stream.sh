@@ -8,7 +8,8 @@
 # STREAM_MATCH=REGEX: only the tensors whose names match, e.g. a few that stay in cache between steps, so that with
 # STREAM_CLOCK=cpu the rate from cache can be set beside the rate from memory)
 # STREAM_AB=COMMIT: an in-process before/after of the AVX2 K-quant decode rows kernels, COMMIT's dot_avx2_k.c
-# (symbols renamed) against the working tree's, alternating step by step (stream.c); the machine needs AVX2.
+# (symbols renamed) against the working tree's, alternating step by step (stream.c), on the AVX2 path even where the
+# CPU has AVX-512 (the machine needs AVX2).
 # STREAM_PATHS=1: steps alternate between the AVX2 path ("old") and the CPU's own ("new"), e.g. an AVX-512 rows kernel
 # against the AVX2 one it stands in for.
 set -e

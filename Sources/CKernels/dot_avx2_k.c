@@ -4,16 +4,73 @@
 
 #if defined(__x86_64__)
 
+// The sum of scale · quant · activation (I) of one Q4_K (five = 0) or Q5_K (five = 1) super-block against b, as 8
+// int32 lanes: qs its quant nibbles, qh (Q5_K) its fifth bits, sc2 its 8 scales as int16 in both 128-bit halves.
+RA_AVX2_INLINE __m256i k4_sums(const uint8_t *qs, const uint8_t *qh, const blk_q8_k *b, __m256i sc2, const __m256i pick[8], const int five) {
+    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
+    __m256i hq = five ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
+    __m256i si = _mm256_setzero_si256();
+    for (int g = 0; g < 4; g++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * g));
+        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (five) {
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hq, one), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(hq, two), 3));
+            hq = _mm256_srli_epi16(hq, 2);
+        }
+        const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g));
+        const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32));
+        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
+        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
+        si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
+    }
+    return si;
+}
+
+// The exact int32 sums of two consecutive Q4_K (five = 0) or Q5_K super-blocks at w against b[0] and b[1], as floats:
+// [I_0, I_1, M_0, M_1] (I: scale · quant · activation, M: min · activation block sum). Two at a time share the work
+// around the sums: the scale unpack in one 256-bit pass, the min sums in one vpmaddwd (one vphaddw of the two rows of
+// bsums lays their pair sums out as [m0..m3 of 0, of 1 | m4..m7 of 0, of 1]), and I and M of both in one reduction:
+// ~10% fewer instructions a super-block than one at a time.
+_Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales), "k4_pair_sums reads the scales at one offset");
+RA_AVX2_INLINE __m128 k4_pair_sums(const uint8_t *w, const blk_q8_k *b, const __m256i pick[8], const int five) {
+    const int64_t bsz = five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k);
+    const int64_t qso = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs);
+    const int64_t sco = offsetof(blk_q4_k, scales), qho = offsetof(blk_q5_k, qh);   // scales: the same offset in both
+    // 8 scales and 8 mins of super-block 0 in the low 128 bits, of 1 in the high ones (bytes)
+    const __m256i sm8 = ra_k4_scales_mins2(w + sco, w + bsz + sco);
+    const __m256i smA = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(sm8)), smB = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(sm8, 1));
+    const __m256i mins = _mm256_permute4x64_epi64(_mm256_permute2x128_si256(smA, smB, 0x31), 0xD8);
+    const __m256i pm = _mm256_madd_epi16(mins, _mm256_hadd_epi16(_mm256_loadu_si256((const __m256i *)b[0].bsums),
+                                                                 _mm256_loadu_si256((const __m256i *)b[1].bsums)));
+    const __m256i siA = k4_sums(w + qso, w + qho, b, _mm256_permute4x64_epi64(smA, 0x44), pick, five);
+    const __m256i siB = k4_sums(w + bsz + qso, w + bsz + qho, b + 1, _mm256_permute4x64_epi64(smB, 0x44), pick, five);
+    const __m256i t1 = _mm256_hadd_epi32(siA, siB);
+    const __m128i t2 = _mm_add_epi32(_mm256_castsi256_si128(t1), _mm256_extracti128_si256(t1, 1));
+    const __m128i m2 = _mm_add_epi32(_mm256_castsi256_si128(pm), _mm256_extracti128_si256(pm, 1));
+    return _mm_cvtepi32_ps(_mm_hadd_epi32(t2, m2));
+}
+
+// Per super-block integer sums, scaled and accumulated in two scalars (scales, mins) with fma: the float order of
+// ggml's repacked Q5_K kernels, identical on every path here; two super-blocks a pass (k4_pair_sums).
 RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
-    // Per super-block integer sums, scaled and accumulated in two scalars (scales, mins) with fma: the
-    // float order of ggml's repacked Q5_K kernels, identical on every path here.
     float sacc = 0, smin = 0;
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
-    for (int64_t i = 0; i < n / QK_K; i++) {
+    const int64_t nsb = n / QK_K;
+    int64_t i = 0;
+    for (; i + 1 < nsb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q5_k));
+        const __m128 f = k4_pair_sums((const uint8_t *)(a + i), b + i, pick, 1);
+        const float dyA = b[i].d, dyB = b[i + 1].d;
+        smin = __builtin_fmaf(_mm_cvtss_f32(_mm_movehl_ps(f, f)), ra_f16_table[a[i].dmin] * dyA, smin);
+        smin = __builtin_fmaf(_mm_cvtss_f32(_mm_permute_ps(f, 3)), ra_f16_table[a[i + 1].dmin] * dyB, smin);
+        sacc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dyA, sacc);
+        sacc = __builtin_fmaf(_mm_cvtss_f32(_mm_movehdup_ps(f)), ra_f16_table[a[i + 1].d] * dyB, sacc);
+    }
+    if (i < nsb) {   // an odd last super-block
         ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
         const __m256i sm16 = _mm256_cvtepu8_epi16(ra_k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
         const float dy = b[i].d;
@@ -24,22 +81,7 @@ RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
         pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
         pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
         smin = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), ra_f16_table[a[i].dmin] * dy, smin);
-        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
-        __m256i hq = _mm256_loadu_si256((const __m256i *)a[i].qh);
-        __m256i si = _mm256_setzero_si256();
-        for (int g = 0; g < 4; g++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
-            const __m256i hlo = _mm256_slli_epi16(_mm256_and_si256(hq, one), 4);
-            const __m256i hhi = _mm256_slli_epi16(_mm256_and_si256(hq, two), 3);
-            hq = _mm256_srli_epi16(hq, 2);
-            const __m256i lo = _mm256_or_si256(_mm256_and_si256(q, m4), hlo);
-            const __m256i hi = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(q, 4), m4), hhi);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
-            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
-            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
-            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
-        }
+        const __m256i si = k4_sums(a[i].qs, a[i].qh, b + i, _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16)), pick, 1);
         sacc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * dy, sacc);
     }
     return sacc - smin;
@@ -104,32 +146,33 @@ RA_AVX2_INLINE void multi_q4_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q4_k)
 
-// One activation row (decode), in q4_k_rows' order: per super-block I and M reduced together in one vector, then the
-// two fmas in scalar.
+// One activation row (decode), in q4_k_rows' order: per super-block the exact int32 I and M, then the two fmas in
+// scalar, super-block after super-block; two super-blocks a pass (k4_pair_sums; the 4-bit dot computes barely faster
+// than a thread's share of the memory, so its instructions count: engine-notes.md, "Stop 25").
 RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q4_k *a = w;
     const blk_q8_k *b = x;
-    const __m256i m4 = _mm256_set1_epi8(15);
     __m256i pick[8];
     for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     float acc = 0;
-    for (int64_t i = 0; i < n / QK_K; i++) {
+    const int64_t nsb = n / QK_K;
+    int64_t i = 0;
+    for (; i + 1 < nsb; i += 2) {
+        ra_prefetch_ahead(a + i, 2 * sizeof(blk_q4_k));
+        const __m128 f = k4_pair_sums((const uint8_t *)(a + i), b + i, pick, 0);   // [I_i, I_i+1, M_i, M_i+1]
+        const float dyA = b[i].d, dyB = b[i + 1].d;
+        acc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dyA, acc);
+        acc = __builtin_fmaf(-_mm_cvtss_f32(_mm_movehl_ps(f, f)), ra_f16_table[a[i].dmin] * dyA, acc);
+        acc = __builtin_fmaf(_mm_cvtss_f32(_mm_movehdup_ps(f)), ra_f16_table[a[i + 1].d] * dyB, acc);
+        acc = __builtin_fmaf(-_mm_cvtss_f32(_mm_permute_ps(f, 3)), ra_f16_table[a[i + 1].dmin] * dyB, acc);
+    }
+    if (i < nsb) {   // an odd last super-block
         ra_prefetch_ahead(a + i, sizeof(blk_q4_k));
         const __m256i sm16 = _mm256_cvtepu8_epi16(ra_k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
         const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-        const __m256i sc2 = _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16));   // scales in both halves
-        __m256i si = _mm256_setzero_si256();
-        for (int g = 0; g < 4; g++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(a[i].qs + 32 * g));
-            const __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g));
-            const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b[i].qs + 64 * g + 32));
-            const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
-            const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
-            si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
-        }
+        const __m256i si = k4_sums(a[i].qs, NULL, b + i, _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16)), pick, 0);
         // [I, M] in lanes 0 and 1
         __m128i t = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(si), _mm256_extracti128_si256(si, 1)), pm);
         t = _mm_hadd_epi32(t, t);

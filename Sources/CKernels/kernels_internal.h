@@ -241,6 +241,18 @@ __attribute__((target("avx2"), always_inline)) static inline __m128i ra_k4_scale
     return _mm_or_si128(lo, hi);
 }
 
+// ra_k4_scales_mins of two blocks' scales at once: s0's in the low 128 bits, s1's in the high ones (the steps are
+// in-lane).
+__attribute__((target("avx2"), always_inline)) static inline __m256i ra_k4_scales_mins2(const uint8_t *s0, const uint8_t *s1) {
+    const __m256i v = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)s0)), _mm_loadu_si128((const __m128i *)s1), 1);
+    const __m256i x = _mm256_shuffle_epi32(v, _MM_SHUFFLE(2, 1, 2, 0));
+    const __m256i y = _mm256_shuffle_epi32(v, _MM_SHUFFLE(1, 1, 0, 0));
+    const __m256i lo = _mm256_and_si256(_mm256_srlv_epi32(x, _mm256_setr_epi32(0, 0, 0, 4, 0, 0, 0, 4)),
+                                        _mm256_setr_epi32(0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f, 0x3f3f3f3f, 0x0f0f0f0f));
+    const __m256i hi = _mm256_and_si256(_mm256_srli_epi32(y, 2), _mm256_setr_epi32(0, 0x30303030, 0, 0x30303030, 0, 0x30303030, 0, 0x30303030));
+    return _mm256_or_si256(lo, hi);
+}
+
 // Q4_K weights × nb Q8_K activation rows on the AVX-512 (VNNI) path, rows [r0, r1); scratch: at least
 // RA_Q4_K_BATCH_SCRATCH(n, nb) bytes.
 // Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.

@@ -5,12 +5,22 @@
 #if defined(__x86_64__)
 
 // The sum of scale · quant · activation (I) of one Q4_K (five = 0) or Q5_K (five = 1) super-block against b, as 8
-// int32 lanes: qs its quant nibbles, qh (Q5_K) its fifth bits, sc2 its 8 scales as int16 in both 128-bit halves.
-RA_AVX2_INLINE __m256i k4_sums(const uint8_t *qs, const uint8_t *qh, const blk_q8_k *b, __m256i sc2, const __m256i pick[8], const int five) {
+// int32 lanes: qs its quant nibbles, qh (Q5_K) its fifth bits, s03 and s47 its scales 0..3 and 4..7 in memory, each
+// as a dword holding it in both int16 halves. A scale reaches its vector by a broadcast load, which uses a load port
+// only, where a vpshufb of a register (one per 32 quants) took the shuffle port the unpacking and reductions need.
+// *p in every dword lane, by a load: compilers otherwise forward a value just stored through a register and broadcast
+// it there, on the shuffle port.
+RA_AVX2_INLINE __m256i bcast_load32(const int32_t *p) {
+    __m256i r;
+    __asm__("vpbroadcastd %1, %0" : "=x"(r) : "m"(*p));
+    return r;
+}
+RA_AVX2_INLINE __m256i k4_sums(const uint8_t *qs, const uint8_t *qh, const blk_q8_k *b, const int32_t *s03, const int32_t *s47, const int five) {
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     __m256i hq = five ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
     __m256i si = _mm256_setzero_si256();
     for (int g = 0; g < 4; g++) {
+        const int32_t *sp = g < 2 ? s03 + 2 * g : s47 + 2 * (g - 2);
         const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * g));
         __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
         if (five) {
@@ -20,11 +30,18 @@ RA_AVX2_INLINE __m256i k4_sums(const uint8_t *qs, const uint8_t *qh, const blk_q
         }
         const __m256i y0 = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g));
         const __m256i y1 = _mm256_loadu_si256((const __m256i *)(b->qs + 64 * g + 32));
-        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), _mm256_shuffle_epi8(sc2, pick[2 * g]));
-        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), _mm256_shuffle_epi8(sc2, pick[2 * g + 1]));
+        const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, y0), bcast_load32(sp));
+        const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, y1), bcast_load32(sp + 1));
         si = _mm256_add_epi32(si, _mm256_add_epi32(p0, p1));
     }
     return si;
+}
+
+// The 8 scales of sm16 (ra_k4_scales_mins widened to int16: scales in the low half) as k4_sums takes them, at sd[0..7].
+RA_AVX2_INLINE void k4_scale_words(__m256i sm16, int32_t *sd) {
+    const __m128i sc = _mm256_castsi256_si128(sm16);
+    _mm_storeu_si128((__m128i *)sd, _mm_unpacklo_epi16(sc, sc));
+    _mm_storeu_si128((__m128i *)(sd + 4), _mm_unpackhi_epi16(sc, sc));
 }
 
 // The exact int32 sums of two consecutive Q4_K (five = 0) or Q5_K super-blocks at w against b[0] and b[1], as floats:
@@ -33,18 +50,21 @@ RA_AVX2_INLINE __m256i k4_sums(const uint8_t *qs, const uint8_t *qh, const blk_q
 // bsums lays their pair sums out as [m0..m3 of 0, of 1 | m4..m7 of 0, of 1]), and I and M of both in one reduction:
 // ~10% fewer instructions a super-block than one at a time.
 _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales), "k4_pair_sums reads the scales at one offset");
-RA_AVX2_INLINE __m128 k4_pair_sums(const uint8_t *w, const blk_q8_k *b, const __m256i pick[8], const int five) {
+RA_AVX2_INLINE __m128 k4_pair_sums(const uint8_t *w, const blk_q8_k *b, const int five) {
     const int64_t bsz = five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k);
     const int64_t qso = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs);
     const int64_t sco = offsetof(blk_q4_k, scales), qho = offsetof(blk_q5_k, qh);   // scales: the same offset in both
     // 8 scales and 8 mins of super-block 0 in the low 128 bits, of 1 in the high ones (bytes)
     const __m256i sm8 = ra_k4_scales_mins2(w + sco, w + bsz + sco);
-    const __m256i smA = _mm256_cvtepu8_epi16(_mm256_castsi256_si128(sm8)), smB = _mm256_cvtepu8_epi16(_mm256_extracti128_si256(sm8, 1));
-    const __m256i mins = _mm256_permute4x64_epi64(_mm256_permute2x128_si256(smA, smB, 0x31), 0xD8);
+    const __m256i sc = _mm256_unpacklo_epi8(sm8, _mm256_setzero_si256());   // [scales of 0 | of 1] as int16
+    _Alignas(32) int32_t sd[16];   // [0: s0..s3 | 1: s0..s3], [0: s4..s7 | 1: s4..s7], each in both halves of a dword
+    _mm256_store_si256((__m256i *)sd, _mm256_unpacklo_epi16(sc, sc));
+    _mm256_store_si256((__m256i *)(sd + 8), _mm256_unpackhi_epi16(sc, sc));
+    const __m256i mins = _mm256_permute4x64_epi64(_mm256_unpackhi_epi8(sm8, _mm256_setzero_si256()), 0xD8);
     const __m256i pm = _mm256_madd_epi16(mins, _mm256_hadd_epi16(_mm256_loadu_si256((const __m256i *)b[0].bsums),
                                                                  _mm256_loadu_si256((const __m256i *)b[1].bsums)));
-    const __m256i siA = k4_sums(w + qso, w + qho, b, _mm256_permute4x64_epi64(smA, 0x44), pick, five);
-    const __m256i siB = k4_sums(w + bsz + qso, w + bsz + qho, b + 1, _mm256_permute4x64_epi64(smB, 0x44), pick, five);
+    const __m256i siA = k4_sums(w + qso, w + qho, b, sd, sd + 8, five);
+    const __m256i siB = k4_sums(w + bsz + qso, w + bsz + qho, b + 1, sd + 4, sd + 12, five);
     const __m256i t1 = _mm256_hadd_epi32(siA, siB);
     const __m128i t2 = _mm_add_epi32(_mm256_castsi256_si128(t1), _mm256_extracti128_si256(t1, 1));
     const __m128i m2 = _mm_add_epi32(_mm256_castsi256_si128(pm), _mm256_extracti128_si256(pm, 1));
@@ -57,13 +77,11 @@ RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
     const blk_q5_k *a = w;
     const blk_q8_k *b = x;
     float sacc = 0, smin = 0;
-    __m256i pick[8];
-    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     const int64_t nsb = n / QK_K;
     int64_t i = 0;
     for (; i + 1 < nsb; i += 2) {
         ra_prefetch_ahead(a + i, 2 * sizeof(blk_q5_k));
-        const __m128 f = k4_pair_sums((const uint8_t *)(a + i), b + i, pick, 1);
+        const __m128 f = k4_pair_sums((const uint8_t *)(a + i), b + i, 1);
         const float dyA = b[i].d, dyB = b[i + 1].d;
         smin = __builtin_fmaf(_mm_cvtss_f32(_mm_movehl_ps(f, f)), ra_f16_table[a[i].dmin] * dyA, smin);
         smin = __builtin_fmaf(_mm_cvtss_f32(_mm_permute_ps(f, 3)), ra_f16_table[a[i + 1].dmin] * dyB, smin);
@@ -81,7 +99,9 @@ RA_AVX2_INLINE float dot_q5_k(int64_t n, const void *w, const void *x) {
         pm = _mm_add_epi32(pm, _mm_unpackhi_epi64(pm, pm));
         pm = _mm_add_epi32(pm, _mm_shuffle_epi32(pm, 1));
         smin = __builtin_fmaf((float)_mm_cvtsi128_si32(pm), ra_f16_table[a[i].dmin] * dy, smin);
-        const __m256i si = k4_sums(a[i].qs, a[i].qh, b + i, _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16)), pick, 1);
+        int32_t sd[8];
+        k4_scale_words(sm16, sd);
+        const __m256i si = k4_sums(a[i].qs, a[i].qh, b + i, sd, sd + 4, 1);
         sacc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * dy, sacc);
     }
     return sacc - smin;
@@ -152,14 +172,12 @@ RA_MULTI_WRAPPERS(multi_q4_k)
 RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
     const blk_q4_k *a = w;
     const blk_q8_k *b = x;
-    __m256i pick[8];
-    for (int j = 0; j < 8; j++) pick[j] = _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j));
     float acc = 0;
     const int64_t nsb = n / QK_K;
     int64_t i = 0;
     for (; i + 1 < nsb; i += 2) {
         ra_prefetch_ahead(a + i, 2 * sizeof(blk_q4_k));
-        const __m128 f = k4_pair_sums((const uint8_t *)(a + i), b + i, pick, 0);   // [I_i, I_i+1, M_i, M_i+1]
+        const __m128 f = k4_pair_sums((const uint8_t *)(a + i), b + i, 0);   // [I_i, I_i+1, M_i, M_i+1]
         const float dyA = b[i].d, dyB = b[i + 1].d;
         acc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dyA, acc);
         acc = __builtin_fmaf(-_mm_cvtss_f32(_mm_movehl_ps(f, f)), ra_f16_table[a[i].dmin] * dyA, acc);
@@ -172,7 +190,9 @@ RA_AVX2_INLINE float dot_q4_k(int64_t n, const void *w, const void *x) {
         // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1])
         const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
         const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-        const __m256i si = k4_sums(a[i].qs, NULL, b + i, _mm256_broadcastsi128_si256(_mm256_castsi256_si128(sm16)), pick, 0);
+        int32_t sd[8];
+        k4_scale_words(sm16, sd);
+        const __m256i si = k4_sums(a[i].qs, NULL, b + i, sd, sd + 4, 0);
         // [I, M] in lanes 0 and 1
         __m128i t = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(si), _mm256_extracti128_si256(si, 1)), pm);
         t = _mm_hadd_epi32(t, t);

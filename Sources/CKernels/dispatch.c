@@ -134,7 +134,7 @@ static void build_dispatch(void) {
         // tokens one by one gives (a lower path's multi next to a higher path's dot would differ in the last bits,
         // and F16/Q8 activation rounding amplifies that).
         // A table may also hold a decode rows kernel alone, for the dot of a table below it: that rows kernel sums
-        // in the dot's order (the AVX-512 Q5_K rows over the AVX2 Q5_K dot), and the highest one at or above the
+        // in the dot's order (e.g. a wider kernel over the AVX2 dot), and the highest one at or above the
         // dot's table is taken.
         for (int di = 0; di < RA_DI_COUNT; di++) {
             ra_dot_rows_fn rows = NULL;

@@ -6,9 +6,9 @@
 // token-by-token decoding bit for bit as on AVX2 (the 512-bit dots these tables had summed in another order than the
 // batch kernels, and a prompt differed from decoding by ~1e-2 where an activation's Q8 rounding flipped; they were
 // also slower here than the AVX2 rows kernels and panels: bench/results/engine-notes.md, "AVX-512"). With VNNI, the
-// Q8_0, Q4_K, Q5_K and Q6_K batches are 16-row panels of vpdpbusd below, which sum in the AVX2 dots' order; and Q5_K
-// decode has a 512-bit rows kernel with the AVX2 dot's bits (the dispatch takes a table's rows kernel over the dot
-// of a table below it).
+// Q8_0, Q4_K, Q5_K and Q6_K batches are 16-row panels of vpdpbusd below, which sum in the AVX2 dots' order. (A 512-bit
+// Q5_K decode rows kernel of stop 24 was dropped once the AVX2 dot took its scales by broadcast loads: from memory it
+// no longer read faster, from the last-level cache ~6% slower; engine-notes.md, "Stop 26".)
 #include "kernels_internal.h"
 
 #if defined(__x86_64__)
@@ -82,89 +82,6 @@ RA_TARGET static float dot_bf16(int64_t n, const void *w, const void *x) {
     return s;
 }
 
-
-// MARK: - Q5_K decode rows in 512 bits
-//
-// Decode streams each Q5_K row once, and the AVX2 dot (dot_avx2_k.c) spends ~21 instructions on every 64 weights, so
-// from memory it read slower than the bandwidth allows (Qwen3-0.6B-shaped Q5_K_M on the Xeon: the Q5_K kernel at ~18
-// GB/s while the Q6_K one read ~23; 1 thread from cache 14.5 GB/s; engine-notes.md, "Stop 24"). Here one 64-byte load
-// holds two groups of 32 quant pairs: the fifth bit comes from one vptestmb of the broadcast qh against a per-half bit
-// and a masked add of 16, vpmaddubsw meets the activations of the two sub-blocks each half holds, and the products are
-// scaled per sub-block in int16 (vpdpwssd with VNNI, vpmaddwd + vpaddd without), the scales put in place by one vpermw.
-// The super-block's sum of scale · quant · activation is the same exact int32 as the AVX2 dot's, and the two fmas per
-// super-block are its fmas: bit for bit its result, which the batch panels (matmul_avx2_k.c, the VNNI panels below)
-// also give, so a prompt still equals token-by-token decoding (BatchBitExactTests hold the rows kernels to the dot).
-
-// int16 lanes 0..15 take scale a of the 16 in s (the 8 scales, then the 8 mins), lanes 16..31 scale b.
-RA_TARGET static inline __m512i k5_scale_pair(__m512i s, int a, int b) {
-    return _mm512_permutexvar_epi16(_mm512_inserti64x4(_mm512_set1_epi16((short)a), _mm256_set1_epi16((short)b), 1), s);
-}
-
-RA_TARGET static inline __m512i k5_product(__m512i acc, __m512i q, __m512i y, __m512i scale) {
-    const __m512i p = _mm512_maddubs_epi16(q, y);
-#if RA_VNNI
-    return _mm512_dpwssd_epi32(acc, p, scale);
-#else
-    return _mm512_add_epi32(acc, _mm512_madd_epi16(p, scale));
-#endif
-}
-
-// The activations of sub-blocks a and b (32 bytes each) in the low and high half.
-RA_TARGET static inline __m512i k5_acts(const int8_t *y, int a, int b) {
-    return cat256(_mm256_loadu_si256((const __m256i *)(y + 32 * a)), _mm256_loadu_si256((const __m256i *)(y + 32 * b)));
-}
-
-RA_TARGET static inline float dot_q5_k_512(int64_t n, const blk_q5_k *a, const blk_q8_k *b) {
-    const __m512i m4 = _mm512_set1_epi8(15);
-    // 16 where a fifth bit is set, by a masked vpaddb; hidden from the compiler, which otherwise knows the nibble's bit
-    // 4 is clear and turns the add into vpor + a masked move (one more 512-bit instruction per 64 quants: ~5% slower)
-    __m512i sixteen = _mm512_set1_epi8(16);
-    __asm__("" : "+v"(sixteen));
-    // Bytes 0..31 of 64 quant bytes (qs + 64h) are group 2h, bytes 32..63 group 2h + 1. Low nibbles: sub-blocks 4h and
-    // 4h + 2, high nibbles 4h + 1 and 4h + 3; sub-block j's fifth bits are bit j of qh.
-    const __m512i bit[4] = {
-        _mm512_inserti64x4(_mm512_set1_epi8(0x01), _mm256_set1_epi8(0x04), 1), _mm512_inserti64x4(_mm512_set1_epi8(0x02), _mm256_set1_epi8(0x08), 1),
-        _mm512_inserti64x4(_mm512_set1_epi8(0x10), _mm256_set1_epi8(0x40), 1), _mm512_inserti64x4(_mm512_set1_epi8(0x20), _mm256_set1_epi8((char)0x80), 1),
-    };
-    float sacc = 0, smin = 0;
-    for (int64_t i = 0; i < n / QK_K; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q5_k));
-        const __m256i sm16 = _mm256_cvtepu8_epi16(ra_k4_scales_mins(a[i].scales));   // 8 scales, 8 mins
-        const __m512i sm = _mm512_castsi256_si512(sm16);
-        const __m512i hq = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)a[i].qh));
-        __m512i acc = _mm512_setzero_si512();
-        for (int h = 0; h < 2; h++) {
-            const __m512i q = _mm512_loadu_si512((const void *)(a[i].qs + 64 * h));
-            __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
-            lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(hq, bit[2 * h]), lo, sixteen);
-            hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(hq, bit[2 * h + 1]), hi, sixteen);
-            acc = k5_product(acc, lo, k5_acts(b[i].qs, 4 * h, 4 * h + 2), k5_scale_pair(sm, 4 * h, 4 * h + 2));
-            acc = k5_product(acc, hi, k5_acts(b[i].qs, 4 * h + 1, 4 * h + 3), k5_scale_pair(sm, 4 * h + 1, 4 * h + 3));
-        }
-        // mins: sum_j m[j] * (bsums[2j] + bsums[2j+1]), as dot_q5_k; then [I, M] in lanes 0 and 1
-        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
-        const __m128i pm = _mm_madd_epi16(_mm256_extracti128_si256(sm16, 1), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
-        const __m256i a8 = _mm256_add_epi32(_mm512_castsi512_si256(acc), _mm512_extracti64x4_epi64(acc, 1));
-        __m128i t = _mm_hadd_epi32(_mm_add_epi32(_mm256_castsi256_si128(a8), _mm256_extracti128_si256(a8, 1)), pm);
-        t = _mm_hadd_epi32(t, t);
-        const __m128 f = _mm_cvtepi32_ps(t);
-        const float dy = b[i].d;
-        smin = __builtin_fmaf(_mm_cvtss_f32(_mm_movehdup_ps(f)), ra_f16_table[a[i].dmin] * dy, smin);
-        sacc = __builtin_fmaf(_mm_cvtss_f32(f), ra_f16_table[a[i].d] * dy, sacc);
-    }
-    return sacc - smin;
-}
-
-// One activation row against rows weight rows, each prefetching one line RA_PREFETCH_FAR ahead as the AVX2 rows
-// kernels do.
-RA_TARGET static void rows_q5_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out) {
-    (void)side;
-    const uint8_t *W = w;
-    for (int64_t r = 0; r < rows; r++) {
-        ra_prefetch_far(W + r * wrow);
-        out[r] = dot_q5_k_512(n, (const blk_q5_k *)(const void *)(W + r * wrow), x);
-    }
-}
 
 #define RA_INLINE RA_TARGET static inline __attribute__((always_inline))
 
@@ -668,7 +585,6 @@ int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 
 const ra_dot_table RA_TABLE = {
     .dot = { [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16 },
-    .rows = { [RA_DI_Q5_K] = rows_q5_k },   // with the AVX2 table's Q5_K dot, multi-row kernel and panels
 };
 
 #endif

@@ -226,7 +226,7 @@ __attribute__((target("avx2"))) static inline void ra_q4_k_xsums(const uint8_t *
 }
 // The 8 scales (bytes 0..7) and 8 mins (bytes 8..15) of a Q4_K or Q5_K super-block's 12 packed bytes, the integers
 // ra_unpack_scales_k4_words gives, computed in a vector register (the 16-byte load reads 4 bytes of what follows the
-// scales in the block). The decode dots use it (AVX2, and the AVX-512 Q5_K rows kernel): the scalar unpack and its
+// scales in the block). The AVX2 decode dots use it: the scalar unpack and its
 // four-word insert sat at the head of each super-block's dependency chain (clang, 1 thread from memory: Q4_K layers
 // ~1.2x; engine-notes.md).
 __attribute__((target("avx2"), always_inline)) static inline __m128i ra_k4_scales_mins(const uint8_t *s) {

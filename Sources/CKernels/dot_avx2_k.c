@@ -4,10 +4,6 @@
 
 #if defined(__x86_64__)
 
-// The sum of scale · quant · activation (I) of one Q4_K (five = 0) or Q5_K (five = 1) super-block against b, as 8
-// int32 lanes: qs its quant nibbles, qh (Q5_K) its fifth bits, s03 and s47 its scales 0..3 and 4..7 in memory, each
-// as a dword holding it in both int16 halves. A scale reaches its vector by a broadcast load, which uses a load port
-// only, where a vpshufb of a register (one per 32 quants) took the shuffle port the unpacking and reductions need.
 // *p in every dword lane, by a load: compilers otherwise forward a value just stored through a register and broadcast
 // it there, on the shuffle port.
 RA_AVX2_INLINE __m256i bcast_load32(const int32_t *p) {
@@ -15,6 +11,11 @@ RA_AVX2_INLINE __m256i bcast_load32(const int32_t *p) {
     __asm__("vpbroadcastd %1, %0" : "=x"(r) : "m"(*p));
     return r;
 }
+
+// The sum of scale · quant · activation (I) of one Q4_K (five = 0) or Q5_K (five = 1) super-block against b, as 8
+// int32 lanes: qs its quant nibbles, qh (Q5_K) its fifth bits, s03 and s47 its scales 0..3 and 4..7 in memory, each
+// as a dword holding it in both int16 halves. A scale reaches its vector by a broadcast load, which uses a load port
+// only, where a vpshufb of a register (one per 32 quants) took the shuffle port the unpacking and reductions need.
 RA_AVX2_INLINE __m256i k4_sums(const uint8_t *qs, const uint8_t *qh, const blk_q8_k *b, const int32_t *s03, const int32_t *s47, const int five) {
     const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2);
     __m256i hq = five ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();

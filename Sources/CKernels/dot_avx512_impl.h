@@ -92,7 +92,7 @@ RA_TARGET static float dot_bf16(int64_t n, const void *w, const void *x) {
 // group of 4 elements, one vector holds those 4 quants (0..15) of all 16 rows. A step then takes one such
 // vector and, for each of 8 activation rows, one vpdpbusd against the row's 4 int8 activations broadcast: the
 // 16 lanes are the 16 weight rows, so no horizontal sums are needed. Per sub-block of 32 elements the int32
-// sums are multiplied by each row's scale (vpmulld) into the super-block's int32 sum, and the mins meet the
+// sums times each row's scale are added to the super-block's int32 sum (scale_add), and the mins meet the
 // activation block sums in one vpdpwssd per pair of sub-blocks; then the two fmas of the AVX2 dot (dot_avx2_k.c)
 // per super-block, so the lanes sum as it does. A prompt multiplies every weight row with all its activation rows, so
 // the repacking is paid once per call for nb rows (the batch kernel is only used for nb > 1). The Q6_K and
@@ -102,7 +102,8 @@ RA_TARGET static float dot_bf16(int64_t n, const void *w, const void *x) {
 enum { PANEL_ROWS = 16, PANEL_GROUP = 8 };
 
 // One super-block of a panel (64-byte aligned): q[e] byte 4r + t = quant of row r, element 4e + t; sc[j][r] =
-// scale of sub-block j of row r; d[r], dmin[r]; mins[p][r] = min of sub-block 2p (low half) and 2p+1 (high half).
+// scale of sub-block j of row r as a multiplier of scale_add (the int16 pair scale, 256 · scale); d[r], dmin[r];
+// mins[p][r] = min of sub-block 2p (low half) and 2p+1 (high half).
 typedef struct {
     uint8_t q[64][64];
     int32_t sc[8][16];
@@ -137,6 +138,20 @@ RA_INLINE void transpose16x16_epi32(const __m512i r[16], __m512i t[16]) {
         t[8 + m] = _mm512_shuffle_i32x4(d0, d1, 0x88);
         t[12 + m] = _mm512_shuffle_i32x4(d0, d1, 0xDD);
     }
+}
+
+// acc + sc · s in every lane, exact in int32 for |s| < 2^23, where sc2 holds each lane's multiplier as the int16 pair
+// (sc, 256 · sc) (scale_pair): s is split into its low byte and s >> 8, the int16 pair of the lane (one vpshufb), and
+// vpdpwssd adds low · sc + (s >> 8) · 256 · sc. The same int32 as vpmulld and vpaddd, but vpmulld is two µops of a
+// long latency on one port where vpdpwssd is one on either vector port (engine-notes.md, "Stop 27").
+RA_INLINE __m512i scale_add(__m512i acc, __m512i s, __m512i sc2) {
+    const __m512i split = _mm512_broadcast_i32x4(_mm_setr_epi8(0, -1, 1, 2, 4, -1, 5, 6, 8, -1, 9, 10, 12, -1, 13, 14));
+    return _mm512_dpwssd_epi32(acc, _mm512_shuffle_epi8(s, split), sc2);
+}
+
+// The multiplier of scale_add for int32 scales sc (|sc| <= 127): the int16 pair (sc, 256 · sc) of each lane.
+RA_INLINE __m512i scale_pair(__m512i sc) {
+    return _mm512_or_si512(_mm512_and_si512(sc, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc, 24));
 }
 
 // The first 16 bytes of super-block i of 16 rows (rows past nrows zero), transposed: h[c] lane r = bytes
@@ -182,8 +197,8 @@ RA_INLINE void k4_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nro
             m[j] = _mm512_and_si512(_mm512_srli_epi32(s1, 8 * j), k63);
             m[j + 4] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(s2, 8 * j + 4), k15),
                                        _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(s1, 8 * j + 6), k3), 4));
-            _mm512_store_si512(pi->sc[j], sc_lo);
-            _mm512_store_si512(pi->sc[j + 4], sc_hi);
+            _mm512_store_si512(pi->sc[j], scale_pair(sc_lo));
+            _mm512_store_si512(pi->sc[j + 4], scale_pair(sc_hi));
         }
         for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], _mm512_or_si512(m[2 * q], _mm512_slli_epi32(m[2 * q + 1], 16)));
         // Group g of a row (64 elements: low nibbles 64g..64g+31, high 64g+32..64g+63) is one vector of 16
@@ -235,7 +250,7 @@ RA_INLINE void k4_panel_sums(const q4_k_panel *pi, const uint8_t *x, int64_t xs,
         if (split)
             for (int k = 0; k < nx; k++) s[k] = _mm512_add_epi32(s[k], s2[k]);
         const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
-        for (int k = 0; k < nx; k++) si[k] = _mm512_add_epi32(si[k], _mm512_mullo_epi32(s[k], sc));
+        for (int k = 0; k < nx; k++) si[k] = scale_add(si[k], s[k], sc);
     }
     for (int k = 0; k < nx; k++) {
         const ra_q4_k_xsum *xk = xsum + k * ns + i;
@@ -320,9 +335,9 @@ RA_TARGET int ra_matmul_q5_k_vnni(const void *w, int64_t n, const void *x, int64
 // The quants are kept unsigned (0..63, the offset 32 not taken off), so vpdpbusd applies as for Q4_K; the offset
 // is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpdpwssd.
 
-// One super-block of a Q6_K panel: q as for Q4_K; sc[j][r] = scale j of row r; d[r]; scp[p][r] = the scales of
-// sub-blocks 2p (low half) and 2p+1 (high half) as int16. As the AVX2 dot, the super-block's whole int32 sum
-// (offset included) meets d·dy in one fma.
+// One super-block of a Q6_K panel: q as for Q4_K; sc[j][r] = scale j of row r as scale_add's multiplier; d[r];
+// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half) as int16. As the AVX2 dot, the super-block's
+// whole int32 sum (offset included) meets d·dy in one fma.
 typedef struct {
     uint8_t q[64][64];
     int32_t sc[16][16];
@@ -346,7 +361,7 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
         __m512i sc[16];
         for (int j = 0; j < 16; j++) {   // scale j: byte j % 4 of dword j / 4, sign-extended
             sc[j] = _mm512_srai_epi32(_mm512_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24);
-            _mm512_store_si512(pi->sc[j], sc[j]);
+            _mm512_store_si512(pi->sc[j], scale_pair(sc[j]));
         }
         for (int q = 0; q < 8; q++)
             _mm512_store_si512(pi->scp[q], _mm512_or_si512(_mm512_and_si512(sc[2 * q], _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc[2 * q + 1], 16)));
@@ -393,7 +408,7 @@ __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t
                 }
             }
             const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
-            for (int k = 0; k < nx; k++) si[k] = _mm512_add_epi32(si[k], _mm512_mullo_epi32(s[k], sc));
+            for (int k = 0; k < nx; k++) si[k] = scale_add(si[k], s[k], sc);
         }
         const __m512 d = _mm512_load_ps(pi->d);
         for (int k = 0; k < nx; k++) {

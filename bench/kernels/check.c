@@ -1,9 +1,10 @@
 // Correctness check of every kernel path against the scalar one, run by bench/kernels/arm.sh under qemu (and
 // usable on any architecture: it compares whatever paths the CPU offers). Exits 1 when anything fails, after
 // printing every check. A check fails on a difference above its tolerance and on any NaN difference.
-//   dots     every weight type, row lengths with and without tails, three kinds of data (weights quantized from
+//   dots     every weight type, row lengths with and without tails, four kinds of data (weights quantized from
 //            random floats; random weight bytes with sane scales, so every quant pattern; activations of ±1, the
-//            largest int8 products): |path - scalar| <= 1e-5 of max|scalar| over the rows
+//            largest int8 products; every quant byte 0xFF against activations of one sign per row, the largest sums
+//            a block or sub-block can reach): |path - scalar| <= 1e-5 of max|scalar| over the rows
 //   batches  ra_matmul_rows with 1..8 activation rows equals, bit for bit, ra_vec_dot on the same path for every
 //            row (the multi-row kernels and panels sum in the dot's order): every type on every path.
 //   quantize ra_quantize_row of every activation format (random values, ties, zeros, NaN, inf, subnormals):
@@ -56,7 +57,7 @@ static void *make_weights(int type, int64_t rows, int64_t n, int data) {
             ra_quantize_row(type, row, dst, n);
             continue;
         }
-        for (int64_t i = 0; i < rb; i++) dst[i] = (uint8_t)check_rnd();
+        for (int64_t i = 0; i < rb; i++) dst[i] = data == 3 ? 0xFF : (uint8_t)check_rnd();
         for (int64_t b = 0; b < rb / bb; b++) {   // sane scales (random halves can be inf/NaN), random quants
             uint8_t *blk = dst + b * bb;
             const uint16_t d = ra_fp32_to_fp16(0.001f + (float)(check_rnd() % 1000) * 1e-5f);
@@ -81,14 +82,15 @@ static void check_dots(int type, const char *name) {
     double worst[8] = {0};
     long bad[8] = {0};
     for (int k = 0; k < nn; k++)
-        for (int data = 0; data < 3; data++) {
+        for (int data = 0; data < 4; data++) {
             const int64_t n = ns[k], wrow = ra_row_bytes(type, n), xrow = ra_row_bytes(xtype, n);
             uint8_t *w = make_weights(type, ROWS, n, data), *x = malloc((size_t)(xrow * MAXNB));
             float *xf = malloc((size_t)n * sizeof(float));
             ra_set_cpu_features_mask(0);   // the same activation bytes for every path
             for (int b = 0; b < MAXNB; b++) {
                 for (int64_t i = 0; i < n; i++)
-                    xf[i] = data == 0 ? check_frand() : data == 1 ? (float)((int)(check_rnd() % 2001) - 1000) / 1000.0f : ((i + b) % 3 ? 1.0f : -1.0f);
+                    xf[i] = data == 0 ? check_frand() : data == 1 ? (float)((int)(check_rnd() % 2001) - 1000) / 1000.0f
+                          : data == 2 ? ((i + b) % 3 ? 1.0f : -1.0f) : (b % 2 ? -1.0f : 1.0f);
                 ra_quantize_row(xtype, xf, x + b * xrow, n);
             }
             float ref[ROWS * MAXNB], dot[ROWS * MAXNB], out[ROWS * MAXNB];

@@ -222,19 +222,22 @@ static int ra_is_b32(int weight_type) {
 }
 
 #if defined(__x86_64__)
-static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes);
+// Whether a batch kernel is one of the VNNI panels of the 32-element types.
+static int b32_vnni_kernel(ra_matmul_batch_fn f) {
+    return f == ra_matmul_q8_0_vnni || f == ra_matmul_q4_0_vnni || f == ra_matmul_q5_0_vnni || f == ra_matmul_q4_1_vnni ||
+           f == ra_matmul_q5_1_vnni;
+}
 
-// Whether the product of nb activation rows in weight_type on path takes the activation scales as floats: the AVX2
-// decode rows kernels and 8-row panels of the 32-element types do; the VNNI Q8_0 panels take the rows' own.
-static int b32_takes_side(int weight_type, int64_t n, int64_t nb, int path) {
-    int64_t bytes;
-    return ra_is_b32(weight_type) && path >= RA_PATH_AVX2 && (nb == 1 || batch_kernel(weight_type, n, nb, path, &bytes) != ra_matmul_q8_0_vnni);
+// Whether products in weight_type on path take the activation scales as floats: the AVX2 decode rows kernels and the
+// panels (AVX2 and VNNI) of the 32-element types do.
+static int b32_takes_side(int weight_type, int path) {
+    return ra_is_b32(weight_type) && path >= RA_PATH_AVX2;
 }
 #endif
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
-    if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, n, nb, ra_kernel_path())) return 2 * (n / 32) * nb;
+    if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, ra_kernel_path())) return 2 * (n / 32) * nb;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -255,20 +258,23 @@ void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float
 static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes) {
     // Every x86 path takes the quantized types' dots from the AVX2 table, and every batch kernel here sums in those
     // dots' order. The 256-bit panels of matmul_avx2_b32.c and matmul_avx2_k.c do the batches, except with VNNI,
-    // where the 16-row vpdpbusd panels of dot_avx512_impl.h do Q8_0, Q4_K, Q5_K and Q6_K (1.6-2.1x the prompt rate of
-    // the 256-bit ones on a Xeon with AVX-512 VNNI; engine-notes.md, "AVX-512").
+    // where the 16-row vpdpbusd panels of dot_avx512_impl.h do every type (1.6-2.1x the prompt rate of the 256-bit
+    // ones on a Xeon with AVX-512 VNNI; engine-notes.md, "AVX-512" and "Stop 27").
     if (path < RA_PATH_AVX2) return NULL;
     const int vnni = path == RA_PATH_AVX512_VNNI;
     switch (type) {
     case RA_Q8_0:
-        *bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
-        return vnni && n % 64 == 0 ? ra_matmul_q8_0_vnni : ra_matmul_q8_0_avx2;
     case RA_Q4_0:
     case RA_Q5_0:
     case RA_Q4_1:
     case RA_Q5_1:
-        *bytes = RA_B32_BATCH_SCRATCH(n, nb);
-        return type == RA_Q4_0 ? ra_matmul_q4_0_avx2 : type == RA_Q5_0 ? ra_matmul_q5_0_avx2
+        if (vnni && n % 64 == 0) {
+            *bytes = RA_B32_VNNI_SCRATCH(n, nb);
+            return type == RA_Q8_0 ? ra_matmul_q8_0_vnni : type == RA_Q4_0 ? ra_matmul_q4_0_vnni : type == RA_Q5_0 ? ra_matmul_q5_0_vnni
+                 : type == RA_Q4_1 ? ra_matmul_q4_1_vnni : ra_matmul_q5_1_vnni;
+        }
+        *bytes = type == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
+        return type == RA_Q8_0 ? ra_matmul_q8_0_avx2 : type == RA_Q4_0 ? ra_matmul_q4_0_avx2 : type == RA_Q5_0 ? ra_matmul_q5_0_avx2
              : type == RA_Q4_1 ? ra_matmul_q4_1_avx2 : ra_matmul_q5_1_avx2;
     case RA_Q4_K:
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
@@ -315,8 +321,9 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
     const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, path, &bytes);
     if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);
-        if (scratch && side && b32_takes_side(weight_type, n, nb, path) &&
-            ra_matmul_b32_side_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+        if (scratch && side && b32_takes_side(weight_type, path) &&
+            (b32_vnni_kernel(batch) ? ra_matmul_b32_side_vnni : ra_matmul_b32_side_avx2)(weight_type, w, n, x, side, nb, out,
+                                                                                         out_stride, r0, r1, scratch, bytes)) return;
         if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
 #else

@@ -6,10 +6,10 @@
 // token-by-token decoding bit for bit as on AVX2 (the 512-bit dots these tables had summed in another order than the
 // batch kernels, and a prompt differed from decoding by ~1e-2 where an activation's Q8 rounding flipped; they were
 // also slower here than the AVX2 rows kernels and panels: bench/results/engine-notes.md, "AVX-512"). With VNNI, the
-// Q8_0, Q4_K, Q5_K and Q6_K batches are 16-row panels of vpdpbusd below, which sum in the AVX2 dots' order. (A 512-bit
+// batches of every quantized type are 16-row panels of vpdpbusd below, which sum in the AVX2 dots' order. (A 512-bit
 // Q5_K decode rows kernel of stop 24 was dropped once the AVX2 dot took its scales by broadcast loads: from memory it
 // no longer read faster, from the last-level cache ~6% slower; engine-notes.md, "Stop 26".)
-#include "kernels_internal.h"
+#include "avx2_internal.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -38,7 +38,7 @@ RA_TARGET static float dot_f32(int64_t n, const void *w, const void *x) {
     return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(s0, s1), _mm512_add_ps(s2, s3)));
 }
 
-RA_TARGET static inline __m512 ld_f16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
+RA_TARGET static inline __m512 ld_f16x16(const uint16_t *p) { return _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)p)); }
 
 RA_TARGET static float dot_f16(int64_t n, const void *w, const void *x) {
     const uint16_t *a = w, *b = x;
@@ -46,12 +46,12 @@ RA_TARGET static float dot_f16(int64_t n, const void *w, const void *x) {
     int64_t i = 0;
     for (; i + 64 <= n; i += 64) {
         ra_prefetch_ahead(a + i, 128);
-        s0 = _mm512_fmadd_ps(ld_f16(a + i), ld_f16(b + i), s0);
-        s1 = _mm512_fmadd_ps(ld_f16(a + i + 16), ld_f16(b + i + 16), s1);
-        s2 = _mm512_fmadd_ps(ld_f16(a + i + 32), ld_f16(b + i + 32), s2);
-        s3 = _mm512_fmadd_ps(ld_f16(a + i + 48), ld_f16(b + i + 48), s3);
+        s0 = _mm512_fmadd_ps(ld_f16x16(a + i), ld_f16x16(b + i), s0);
+        s1 = _mm512_fmadd_ps(ld_f16x16(a + i + 16), ld_f16x16(b + i + 16), s1);
+        s2 = _mm512_fmadd_ps(ld_f16x16(a + i + 32), ld_f16x16(b + i + 32), s2);
+        s3 = _mm512_fmadd_ps(ld_f16x16(a + i + 48), ld_f16x16(b + i + 48), s3);
     }
-    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(ld_f16(a + i), ld_f16(b + i), s0);
+    for (; i + 16 <= n; i += 16) s0 = _mm512_fmadd_ps(ld_f16x16(a + i), ld_f16x16(b + i), s0);
     if (i < n) {
         const __mmask16 m = (__mmask16)((1u << (n - i)) - 1);
         const __m512 va = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, a + i));
@@ -459,41 +459,51 @@ int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
     return 1;
 }
 
-// MARK: - Q8_0 batches with VNNI: the same panels of 16 weight rows, one scale per block of 32
+// MARK: - The 32-element block types with VNNI: the same panels of 16 weight rows, one scale per block of 32
 //
-// Weights are stored as w + 128 (unsigned) so vpdpbusd takes the activations as they are; the extra 128·Σx of
-// each activation block is the start value of its sum. Per block and activation row: 8 vpdpbusd, then the sum
-// times d_w (per row lane) · d_x added to chain j % 4 of that row, the chains summed (c0 + c1) + (c2 + c3) at the
-// end: the AVX2 dot's order (dot_b32), so decoding with the AVX2 rows kernel gives the same bits.
+// Q8_0, Q4_0, Q5_0, Q4_1 and Q5_1 (avx2_internal.h's B32_* types). The quants are stored unsigned so that vpdpbusd
+// takes the activations as they are: Q8_0 as w + 128, Q4_0 and Q5_0 as 0..15 and 0..31 (their offset 8 or 16 not
+// taken off), Q4_1 and Q5_1 as they are; the extra offset · Σx of each activation block (128, 8, 16 or 0) is the start
+// value of its sum. Per block and activation row: 8 vpdpbusd, then c = fma(I, d_w · d_x, c), and for the types with a
+// min c = fma(m_w, s_x, c), into chain j % 4 of that row, the chains summed (c0 + c1) + (c2 + c3) at the end: dot_b32's
+// order, so decoding with the AVX2 rows kernels gives the same bits. The activation scales are the floats the AVX2
+// kernels take (b32_xscales: per row n/32 d, then n/32 s or Σx), converted once per product by the caller
+// (ra_matmul_rows_side) or here.
 
 typedef struct {
-    uint8_t q[8][64];   // quartet e of the block for the 16 rows, + 128
+    uint8_t q[8][64];   // quartet e of the block for the 16 rows, unsigned as above
     float dw[16];
-} q8_0_panel;
-_Static_assert(sizeof(q8_0_panel) <= RA_Q8_0_BATCH_PANEL_BYTES && sizeof(q8_0_panel) % 64 == 0, "q8_0_panel size");
+    float mw[16];       // the rows' mins (Q4_1, Q5_1)
+} b32_vnni_panel;
+_Static_assert(sizeof(b32_vnni_panel) <= RA_B32_VNNI_PANEL_BYTES && sizeof(b32_vnni_panel) % 64 == 0, "b32_vnni_panel size");
 
-// Activation rows per step: 4, each with the AVX2 dot's 4 chains (16 accumulators).
-enum { Q8_0_GROUP = 4 };
+// Activation rows per step: 4, each with dot_b32's 4 chains (16 accumulators).
+enum { B32_VNNI_GROUP = 4 };
 
-// Per activation block: -128 · Σ qs and d.
-typedef struct { int32_t bias; float d; } q8_0_xsum;
+// The offset vpdpbusd's unsigned weights carry: 128 for Q8_0 (stored + 128), the signed 4- and 5-bit types' own.
+RA_INLINE int b32_vnni_offset(const int t) { return t == B32_Q8_0 ? 128 : b32_offset(t); }
 
-RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, q8_0_panel *p) {
-    const __m512i flip = _mm512_set1_epi8((char)0x80);
+RA_INLINE void b32_vnni_pack_panel(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, b32_vnni_panel *p, const int t) {
+    const int64_t wb = b32_wbytes(t);
     for (int64_t j = 0; j < nblk; j += 2) {
         __m512i rows[16], cols[16];
-        uint16_t dh[2][16];
-        ra_panel_prefetch(W, wrow, nblk / 2, j / 2, 2 * (int64_t)sizeof(blk_q8_0), PANEL_ROWS);
+        uint16_t dh[2][16], mh[2][16];
+        ra_panel_prefetch(W, wrow, nblk / 2, j / 2, 2 * wb, PANEL_ROWS);
         for (int r = 0; r < PANEL_ROWS; r++) {
             if (r >= nrows) {
-                rows[r] = flip;
-                dh[0][r] = dh[1][r] = 0;
+                rows[r] = _mm512_setzero_si512();
+                dh[0][r] = dh[1][r] = mh[0][r] = mh[1][r] = 0;
                 continue;
             }
-            const blk_q8_0 *a = (const blk_q8_0 *)(const void *)(W + r * wrow) + j;
-            rows[r] = _mm512_xor_si512(cat256(_mm256_loadu_si256((const __m256i *)a[0].qs), _mm256_loadu_si256((const __m256i *)a[1].qs)), flip);
-            dh[0][r] = a[0].d;
-            dh[1][r] = a[1].d;
+            const uint8_t *a = W + r * wrow + j * wb;
+            rows[r] = cat256(b32_quants_raw(a, t), b32_quants_raw(a + wb, t));
+            if (t == B32_Q8_0) rows[r] = _mm512_xor_si512(rows[r], _mm512_set1_epi8((char)0x80));
+            memcpy(&dh[0][r], a, 2);
+            memcpy(&dh[1][r], a + wb, 2);
+            if (b32_min(t)) {
+                memcpy(&mh[0][r], a + 2, 2);
+                memcpy(&mh[1][r], a + wb + 2, 2);
+            }
         }
         transpose16x16_epi32(rows, cols);
         for (int e = 0; e < 8; e++) {
@@ -502,62 +512,56 @@ RA_TARGET static void q8_0_pack_panel(const uint8_t *W, int64_t wrow, int64_t nb
         }
         _mm512_store_ps(p[j].dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh[0])));
         _mm512_store_ps(p[j + 1].dw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)dh[1])));
-    }
-}
-
-RA_TARGET static void q8_0_xsums(const uint8_t *X, int64_t xrow, int64_t nblk, int64_t nb, q8_0_xsum *dst) {
-    for (int64_t b = 0; b < nb; b++) {
-        const blk_q8_0 *y = (const blk_q8_0 *)(const void *)(X + b * xrow);
-        for (int64_t j = 0; j < nblk; j++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)y[j].qs);
-            const __m256i s16 = _mm256_maddubs_epi16(_mm256_set1_epi8(1), v);   // pair sums, exact
-            const __m256i s32 = _mm256_madd_epi16(s16, _mm256_set1_epi16(1));
-            __m128i t = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
-            t = _mm_add_epi32(t, _mm_unpackhi_epi64(t, t));
-            t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 1));
-            dst[b * nblk + j].bias = -128 * _mm_cvtsi128_si32(t);
-            dst[b * nblk + j].d = ra_f16_table[y[j].d];
+        if (b32_min(t)) {
+            _mm512_store_ps(p[j].mw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)mh[0])));
+            _mm512_store_ps(p[j + 1].mw, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)mh[1])));
         }
     }
 }
 
-// One block j of a panel against nx activation rows: the int32 sums of the 16 weight rows (lanes), added as the AVX2
-// dot adds block j, to chain j % 4 of each activation row.
-__attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_block(const q8_0_panel *pj, const uint8_t *x, int64_t xs,
-                                                                           const q8_0_xsum *xsum, int64_t nblk, int64_t j,
-                                                                           __m512 *chain, const int nx) {
+// One block j of a panel against nx activation rows (qs: their quants, xs bytes apart; side: their scales, 2 · nblk
+// floats a row): the int32 sums of the 16 weight rows (lanes), added as the AVX2 dot adds block j, to chain j % 4.
+RA_INLINE void b32_vnni_block(const b32_vnni_panel *pj, const uint8_t *qs, int64_t xs, const float *side, int64_t nblk, int64_t j,
+                              __m512 *chain, const int nx, const int t) {
     // two chains of vpdpbusd per activation row (even and odd quartets; the same int32 sum), 8 in flight
-    __m512i s[Q8_0_GROUP], s2[Q8_0_GROUP];
-    const int8_t *y[Q8_0_GROUP];
+    __m512i s[B32_VNNI_GROUP], s2[B32_VNNI_GROUP];
     for (int k = 0; k < nx; k++) {
-        s[k] = _mm512_set1_epi32(xsum[k * nblk + j].bias);
+        // the Σx of the types without a min is exact in float (|Σx| <= 32 · 128)
+        s[k] = b32_min(t) ? _mm512_setzero_si512() : _mm512_set1_epi32(-b32_vnni_offset(t) * (int32_t)side[k * 2 * nblk + nblk + j]);
         s2[k] = _mm512_setzero_si512();
-        y[k] = ((const blk_q8_0 *)(const void *)(x + k * xs))[j].qs;
     }
     for (int e = 0; e < 8; e++) {
         const __m512i wv = _mm512_load_si512((const void *)pj->q[e]);
         for (int k = 0; k < nx; k++) {
             int32_t y4;
-            memcpy(&y4, y[k] + 4 * e, 4);
+            memcpy(&y4, qs + k * xs + j * b32_xbytes(t) + 4 * e, 4);
             if (e & 1) s2[k] = _mm512_dpbusd_epi32(s2[k], wv, _mm512_set1_epi32(y4));
             else s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
         }
     }
     for (int k = 0; k < nx; k++) s[k] = _mm512_add_epi32(s[k], s2[k]);
     const __m512 dw = _mm512_load_ps(pj->dw);
-    for (int k = 0; k < nx; k++)
-        chain[4 * k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(dw, _mm512_set1_ps(xsum[k * nblk + j].d)), chain[4 * k]);
+    for (int k = 0; k < nx; k++) {
+        const float *sk = side + k * 2 * nblk;
+        chain[4 * k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s[k]), _mm512_mul_ps(dw, _mm512_set1_ps(sk[j])), chain[4 * k]);
+        if (b32_min(t)) chain[4 * k] = _mm512_fmadd_ps(_mm512_load_ps(pj->mw), _mm512_set1_ps(sk[nblk + j]), chain[4 * k]);
+    }
 }
 
-__attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_m(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs,
-                                                                       const q8_0_xsum *xsum, float *out, int64_t os, __mmask16 mask,
-                                                                       const int nx) {
-    __m512 acc[4 * Q8_0_GROUP];   // acc[4k + c]: chain c of activation row k
+RA_INLINE void b32_vnni_panel_m(int64_t nblk, const b32_vnni_panel *p, const uint8_t *qs, int64_t xs, const float *side, float *out,
+                                int64_t os, __mmask16 mask, const int nx, const int t) {
+    __m512 acc[4 * B32_VNNI_GROUP];   // acc[4k + c]: chain c of activation row k
     for (int k = 0; k < 4 * nx; k++) acc[k] = _mm512_setzero_ps();
     int64_t j = 0;
-    for (; j + 4 <= nblk; j += 4)
-        for (int c = 0; c < 4; c++) q8_0_panel_block(p + j + c, x, xs, xsum, nblk, j + c, acc + c, nx);
-    for (int c = 0; j + c < nblk; c++) q8_0_panel_block(p + j + c, x, xs, xsum, nblk, j + c, acc + c, nx);
+    for (; j + 4 <= nblk; j += 4) {   // spelled out, so that the chains stay in registers
+        b32_vnni_block(p + j, qs, xs, side, nblk, j, acc, nx, t);
+        b32_vnni_block(p + j + 1, qs, xs, side, nblk, j + 1, acc + 1, nx, t);
+        b32_vnni_block(p + j + 2, qs, xs, side, nblk, j + 2, acc + 2, nx, t);
+        b32_vnni_block(p + j + 3, qs, xs, side, nblk, j + 3, acc + 3, nx, t);
+    }
+    if (j < nblk) b32_vnni_block(p + j, qs, xs, side, nblk, j, acc, nx, t);
+    if (j + 1 < nblk) b32_vnni_block(p + j + 1, qs, xs, side, nblk, j + 1, acc + 1, nx, t);
+    if (j + 2 < nblk) b32_vnni_block(p + j + 2, qs, xs, side, nblk, j + 2, acc + 2, nx, t);
     for (int k = 0; k < nx; k++) {
         // (c0 + c1) + (c2 + c3), as dot_b32
         const __m512 r = _mm512_add_ps(_mm512_add_ps(acc[4 * k], acc[4 * k + 1]), _mm512_add_ps(acc[4 * k + 2], acc[4 * k + 3]));
@@ -565,36 +569,62 @@ __attribute__((always_inline)) RA_TARGET static inline void q8_0_panel_m(int64_t
     }
 }
 
-RA_TARGET static void q8_0_panel_run(int64_t nblk, const q8_0_panel *p, const uint8_t *x, int64_t xs, const q8_0_xsum *xsum,
-                                     float *out, int64_t os, __mmask16 mask, int nx) {
-    switch (nx) {
-    case 4: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 4); break;
-    case 3: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 3); break;
-    case 2: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 2); break;
-    default: q8_0_panel_m(nblk, p, x, xs, xsum, out, os, mask, 1); break;
-    }
-}
-
-int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+// side: the activation scales (b32_xscales, 2 · nblk floats a row), or NULL to convert them here into the scratch.
+RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, const int t) {
     const int64_t nblk = n / 32;
-    if (n % 64 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = nblk * (int64_t)sizeof(blk_q8_0), xrow = wrow;
+    if (n % 64 != 0 || nb < 1 || scratch_bytes < RA_B32_VNNI_SCRATCH(n, nb)) return 0;
+    const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    q8_0_panel *panel = (q8_0_panel *)(void *)base;
-    q8_0_xsum *xsum = (q8_0_xsum *)(void *)(base + nblk * (int64_t)sizeof(q8_0_panel));
-    q8_0_xsums(X, xrow, nblk, nb, xsum);
+    b32_vnni_panel *panel = (b32_vnni_panel *)(void *)base;
+    if (!side) {
+        float *own = (float *)(void *)(base + nblk * (int64_t)sizeof(b32_vnni_panel));
+        for (int64_t b = 0; b < nb; b++) b32_xscales(X + b * xrow, nblk, own + b * 2 * nblk, own + b * 2 * nblk + nblk, t);
+        side = own;
+    }
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        q8_0_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel);
+        b32_vnni_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel, t);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
-        for (int64_t b0 = 0; b0 < nb; b0 += Q8_0_GROUP) {
-            const int nx = (int)(nb - b0 < Q8_0_GROUP ? nb - b0 : Q8_0_GROUP);
-            q8_0_panel_run(nblk, panel, X + b0 * xrow, xrow, xsum + b0 * nblk, out + b0 * out_stride + p0, out_stride, mask, nx);
+        for (int64_t b0 = 0; b0 < nb; b0 += B32_VNNI_GROUP) {
+            const int nx = (int)(nb - b0 < B32_VNNI_GROUP ? nb - b0 : B32_VNNI_GROUP);
+            const uint8_t *qb = X + b0 * xrow + b32_xqs(t);
+            const float *sb = side + b0 * 2 * nblk;
+            float *ob = out + b0 * out_stride + p0;
+            switch (nx) {
+            case 4: b32_vnni_panel_m(nblk, panel, qb, xrow, sb, ob, out_stride, mask, 4, t); break;
+            case 3: b32_vnni_panel_m(nblk, panel, qb, xrow, sb, ob, out_stride, mask, 3, t); break;
+            case 2: b32_vnni_panel_m(nblk, panel, qb, xrow, sb, ob, out_stride, mask, 2, t); break;
+            default: b32_vnni_panel_m(nblk, panel, qb, xrow, sb, ob, out_stride, mask, 1, t); break;
+            }
         }
     }
     return 1;
+}
+
+#define RA_B32_VNNI(name, t)                                                                                          \
+    RA_TARGET int name(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, \
+                       int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                                         \
+        return b32_vnni_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, t);                \
+    }
+RA_B32_VNNI(ra_matmul_q8_0_vnni, B32_Q8_0)
+RA_B32_VNNI(ra_matmul_q4_0_vnni, B32_Q4_0)
+RA_B32_VNNI(ra_matmul_q5_0_vnni, B32_Q5_0)
+RA_B32_VNNI(ra_matmul_q4_1_vnni, B32_Q4_1)
+RA_B32_VNNI(ra_matmul_q5_1_vnni, B32_Q5_1)
+
+RA_TARGET int ra_matmul_b32_side_vnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                                      float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch,
+                                      int64_t scratch_bytes) {
+    switch (weight_type) {
+    case RA_Q8_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q8_0);
+    case RA_Q4_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q4_0);
+    case RA_Q5_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q5_0);
+    case RA_Q4_1: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q4_1);
+    case RA_Q5_1: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q5_1);
+    default: return 0;
+    }
 }
 #endif
 

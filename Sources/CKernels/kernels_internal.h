@@ -179,10 +179,24 @@ extern const ra_dot_table ra_dots_avx512vnni;
 // the activation scales when the caller has none converted.
 #define RA_B32_PANEL_BYTES 320
 #define RA_B32_BATCH_SCRATCH(n, nb) ((n) / 32 * (2 * RA_B32_PANEL_BYTES + 8 * (nb)) + 64)
-// Q8_0 weights × nb Q8_0 activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
-// Returns 0 (nothing done) when n is not a multiple of 64 or the scratch is too small.
+// The 32-element block types' weights × nb activation rows (Q8_0 or Q8_1, ra_vec_dot_type) on the VNNI path (panels
+// of 16 weight rows), rows [r0, r1); scratch: at least RA_B32_VNNI_SCRATCH(n, nb) bytes. Returns 0 (nothing done)
+// when n is not a multiple of 64 or the scratch is too small.
+#define RA_B32_VNNI_PANEL_BYTES 640
+#define RA_B32_VNNI_SCRATCH(n, nb) ((n) / 32 * (RA_B32_VNNI_PANEL_BYTES + 8 * (nb)) + 64)
 int ra_matmul_q8_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q4_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_0_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q4_1_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_1_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same with the activation scales given (ra_matmul_side), for weight_type Q8_0, Q4_0, Q5_0, Q4_1 or Q5_1.
+int ra_matmul_b32_side_vnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                            float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_b32.c); n a multiple of 32. The
 // other 32-element block types have the same kernels (and scratch) on the AVX2 path.
 int ra_matmul_q4_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,

@@ -47,9 +47,35 @@ private let prompt: [Int32] = [1, 300 - 5, 7, 260, 42, 99, 280, 3, 17, 200, 150]
 struct EngineTests {
     static let shapes: [(TinyModelSpec.Architecture, GGMLType, Bool)] = [
         (.llama, .f32, false), (.llama, .f16, true), (.llama, .q8_0, false), (.qwen3, .f32, true), (.qwen3, .q8_0, true),
-        // the types of real downloads without a panel kernel: batches run their multi-row kernels (dot_avx2.c)
+        // the 32-element block types of real downloads (SmolLM2 is Q4_1, Gemma 3 mostly Q5_0)
         (.llama, .q4_1, false), (.qwen3, .q5_0, true), (.llama, .q4_0, true), (.qwen3, .q5_1, false),
     ]
+
+    /// A prompt of a 32-element block type in one batch (8-row AVX2 panels, 16-row VNNI panels where the CPU has
+    /// them: rows of 64 columns or a multiple) against token-by-token decoding (the AVX2 decode rows kernels): every
+    /// kernel sums in dot_b32's order, so the logits must be equal bit for bit on every path. 21 tokens: 5 groups of
+    /// 4 activation rows and a partial one; 96 rows of the up and gate matrices: 6 panels of 16.
+    @Test("a 32-element block type's prompt in one batch gives the logits of token-by-token decoding, bit for bit",
+          arguments: [GGMLType.q8_0, .q4_0, .q5_0, .q4_1, .q5_1], KernelPath.available)
+    func blockTypeBatchIsBitExact(type: GGMLType, path: KernelPath) throws {
+        try path.run {
+            var s = spec(.llama, type)
+            s.embeddingLength = 128
+            s.feedForwardLength = 96
+            s.headDim = 32
+            let (model, dir) = try tinyModel(s)
+            defer { dir.remove() }
+            let vocab = model.vocabularySize
+            let tokens = (0..<21).map { Int32(($0 * 37 + 11) % 300) }
+            let all = try GGUFContext(model: model, contextLength: 64, threads: 2).evaluate(tokens, allLogits: true)
+            let sequential = try GGUFContext(model: model, contextLength: 64, threads: 2)
+            for (i, token) in tokens.enumerated() {
+                let one = try sequential.decode(token)
+                let differing = zip(one, all[(i * vocab)..<((i + 1) * vocab)]).filter { $0.bitPattern != $1.bitPattern }.count
+                #expect(differing == 0, "\(type) \(path): position \(i), \(differing) of \(vocab) logits differ from token by token")
+            }
+        }
+    }
 
     @Test("a whole prompt in one batch gives the same logits as feeding it token by token",
           arguments: 0..<EngineTests.shapes.count, KernelPath.available)

@@ -86,7 +86,7 @@ let package = Package(
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
             name: "engine-bench",
-            dependencies: ["RunAnywhereGGUF", "CKernels"],
+            dependencies: ["RunAnywhereGGUF", "CKernels", "RunAnywhereTestSupport"],
             path: "bench/engine-first/Sources",
             swiftSettings: optimisedSwift
         ),
@@ -102,7 +102,7 @@ let package = Package(
         // Time-to-first-token driver through the public API (bench/engine/ttft.sh); not a product.
         .executableTarget(
             name: "ttft-bench",
-            dependencies: ["RunAnywhere", "RunAnywhereGGUF"],
+            dependencies: ["RunAnywhere", "RunAnywhereGGUF", "RunAnywhereTestSupport"],
             path: "bench/ttft/Sources",
             swiftSettings: optimisedSwift
         ),

@@ -65,3 +65,23 @@ public struct KernelPath: Sendable, CustomStringConvertible, Hashable {
         return try body()
     }
 }
+
+extension KernelPath {
+    /// The names `--cpu` takes in the benchmark drivers: every path of this architecture, and "native" (the best
+    /// this CPU has).
+    public static var processNames: [String] { all.map(\.description) + ["native"] }
+
+    /// Holds the C kernels of the whole process (every thread, from now on) to the path named `name`, as the
+    /// benchmark drivers' `--cpu` does to show what a CPU without the wider instructions runs; "native" lifts the
+    /// limit. Returns false, changing nothing, for a name not in `processNames`.
+    @discardableResult
+    public static func restrictProcess(to name: String) -> Bool {
+        if name == "native" {
+            ra_set_cpu_features_mask(-1)
+            return true
+        }
+        guard let path = named(name) else { return false }
+        ra_set_cpu_features_mask(path.mask)
+        return true
+    }
+}

@@ -15,6 +15,7 @@
 // times; mean, spread and best run are printed as Markdown.
 import Foundation
 import RunAnywhereGGUF
+import RunAnywhereTestSupport
 import CKernels
 
 func fail(_ message: String) -> Never {
@@ -43,15 +44,9 @@ while !args.isEmpty {
     case "--sample": sample = true
     case "--cpu":
         // Restrict the kernels to a lower path than the CPU offers (what a machine without AVX-512 would run).
-        let masks: [String: Int32] = [
-            "scalar": 0,
-            "avx2": Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C),
-            "avx512": Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C | RA_CPU_AVX512F
-                            | RA_CPU_AVX512BW | RA_CPU_AVX512VL),
-            "native": -1,
-        ]
-        guard !args.isEmpty, let mask = masks[args.removeFirst()] else { fail("--cpu needs one of \(masks.keys.sorted())") }
-        ra_set_cpu_features_mask(mask)
+        guard !args.isEmpty, KernelPath.restrictProcess(to: args.removeFirst()) else {
+            fail("--cpu needs one of \(KernelPath.processNames.joined(separator: ", "))")
+        }
     case "-h", "--help":
         print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx512|native] [--sample]")
         exit(0)

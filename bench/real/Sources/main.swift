@@ -44,16 +44,9 @@ func openModel(_ path: String) -> GGUFModel {
     do { return try GGUFModel(path: path) } catch { fail("cannot open \(path): \(error)") }
 }
 
-/// Restricts the kernels to one path (the feature masks of bench/engine-first's --cpu).
+/// Restricts the kernels to one path (the names of bench/engine-first's --cpu).
 func setPath(_ name: String) {
-    let avx2 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
-    let masks: [String: Int32] = [
-        "scalar": 0, "avx2": avx2,
-        "avx512": avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL),
-        "native": -1,
-    ]
-    guard let mask = masks[name] else { fail("--cpu needs one of \(masks.keys.sorted())") }
-    ra_set_cpu_features_mask(mask)
+    guard KernelPath.restrictProcess(to: name) else { fail("--cpu needs one of \(KernelPath.processNames.joined(separator: ", "))") }
 }
 
 func writeTinyGemma3(_ dir: String) {

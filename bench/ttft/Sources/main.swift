@@ -1,6 +1,6 @@
 // ttft-bench: time to first token of a chat prompt through the public API (bench/engine/ttft.sh).
 //
-//   ttft-bench MODEL.gguf [--threads 2] [--context 2048] [--max-tokens 4] [--tg 64] [--drop-page-cache]
+//   ttft-bench MODEL.gguf [--threads 2] [--context 2048] [--max-tokens 4] [--tg 64] [--drop-page-cache] [--cpu avx2]
 //   ttft-bench MODEL.gguf --loop-overhead      only TokenLoop's own work a token (see LoopOverhead.swift)
 //
 // One process: imports MODEL (hard link) into a temporary storage root, then through `RunAnywhereSDK.llm`
@@ -22,6 +22,7 @@
 import Foundation
 import RunAnywhere
 import RunAnywhereGGUF
+import RunAnywhereTestSupport
 
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("ttft-bench: \(message)\n".utf8))
@@ -45,8 +46,13 @@ while !args.isEmpty {
     case "--tg": tg = value()
     case "--drop-page-cache": dropPageCache = true
     case "--loop-overhead": loopOnly = true
+    case "--cpu":
+        // the kernels of a lower path than this CPU's best (what a machine without AVX-512 runs)
+        guard !args.isEmpty, KernelPath.restrictProcess(to: args.removeFirst()) else {
+            fail("--cpu needs one of \(KernelPath.processNames.joined(separator: ", "))")
+        }
     case "-h", "--help":
-        print("usage: ttft-bench MODEL.gguf [--threads N] [--context N] [--max-tokens N] [--tg N] [--drop-page-cache] [--loop-overhead]")
+        print("usage: ttft-bench MODEL.gguf [--threads N] [--context N] [--max-tokens N] [--tg N] [--drop-page-cache] [--loop-overhead] [--cpu PATH]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }

@@ -13,7 +13,7 @@
 #endif
 
 // Number of RA_PATH_* values (the per-path dispatch arrays).
-#define RA_PATH_COUNT 6
+#define RA_PATH_COUNT 7
 
 static atomic_int g_features = -1;     // detected features (-1: not yet)
 static atomic_int g_mask = -1;         // allowed by ra_set_cpu_features_mask
@@ -30,6 +30,7 @@ static int detect_features(void) {
     if (__builtin_cpu_supports("avx512bw")) f |= RA_CPU_AVX512BW;
     if (__builtin_cpu_supports("avx512vl")) f |= RA_CPU_AVX512VL;
     if (__builtin_cpu_supports("avx512vnni")) f |= RA_CPU_AVX512VNNI;
+    if (__builtin_cpu_supports("avxvnni")) f |= RA_CPU_AVXVNNI;
 #elif defined(__aarch64__)
     f |= RA_CPU_NEON;   // Advanced SIMD is part of every ARMv8-A application core
 #if defined(__APPLE__)
@@ -65,6 +66,7 @@ int ra_kernel_path(void) {
     const int avx512 = avx2 | RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL;
     if ((f & (avx512 | RA_CPU_AVX512VNNI)) == (avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
     if ((f & avx512) == avx512) return RA_PATH_AVX512;
+    if ((f & (avx2 | RA_CPU_AVXVNNI)) == (avx2 | RA_CPU_AVXVNNI)) return RA_PATH_AVX2_VNNI;
     if ((f & avx2) == avx2) return RA_PATH_AVX2;
 #elif defined(__aarch64__)
     if ((f & (RA_CPU_NEON | RA_CPU_DOTPROD)) == (RA_CPU_NEON | RA_CPU_DOTPROD)) return RA_PATH_NEON_DOTPROD;
@@ -77,6 +79,7 @@ int ra_kernel_path(void) {
 const char *ra_kernel_path_name(int path) {
     switch (path) {
     case RA_PATH_AVX2: return "avx2";
+    case RA_PATH_AVX2_VNNI: return "avx2-vnni";
     case RA_PATH_AVX512: return "avx512";
     case RA_PATH_AVX512_VNNI: return "avx512-vnni";
     case RA_PATH_NEON: return "neon";
@@ -106,9 +109,9 @@ static int dot_index(int type) {
 static int path_tables(int path, const ra_dot_table *t[4]) {
     int k = 0;
 #if defined(__x86_64__)
-    if (path >= RA_PATH_AVX512_VNNI) t[k++] = &ra_dots_avx512vnni;
-    if (path >= RA_PATH_AVX512) t[k++] = &ra_dots_avx512;
-    if (path >= RA_PATH_AVX2) t[k++] = &ra_dots_avx2;
+    if (path == RA_PATH_AVX512_VNNI) t[k++] = &ra_dots_avx512vnni;
+    if (path == RA_PATH_AVX512_VNNI || path == RA_PATH_AVX512) t[k++] = &ra_dots_avx512;
+    if (ra_path_is_x86_simd(path)) t[k++] = &ra_dots_avx2;   // AVX2_VNNI: the AVX2 dots; its panels are below
 #elif defined(__aarch64__)
     if (path == RA_PATH_NEON_DOTPROD) t[k++] = &ra_dots_neon_dotprod;
     if (path == RA_PATH_NEON_DOTPROD || path == RA_PATH_NEON) t[k++] = &ra_dots_neon;
@@ -231,7 +234,7 @@ static int b32_vnni_kernel(ra_matmul_batch_fn f) {
 // Whether products in weight_type on path take the activation scales as floats: the AVX2 decode rows kernels and the
 // panels (AVX2 and VNNI) of the 32-element types do.
 static int b32_takes_side(int weight_type, int path) {
-    return ra_is_b32(weight_type) && path >= RA_PATH_AVX2;
+    return ra_is_b32(weight_type) && ra_path_is_x86_simd(path);
 }
 #endif
 
@@ -260,7 +263,7 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
     // dots' order. The 256-bit panels of matmul_avx2_b32.c and matmul_avx2_k.c do the batches, except with VNNI,
     // where the 16-row vpdpbusd panels of dot_avx512_impl.h do every type (1.6-2.1x the prompt rate of the 256-bit
     // ones on a Xeon with AVX-512 VNNI; engine-notes.md, "AVX-512" and "Stop 27").
-    if (path < RA_PATH_AVX2) return NULL;
+    if (!ra_path_is_x86_simd(path)) return NULL;
     const int vnni = path == RA_PATH_AVX512_VNNI;
     switch (type) {
     case RA_Q8_0:
@@ -274,6 +277,9 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
                  : type == RA_Q4_1 ? ra_matmul_q4_1_vnni : ra_matmul_q5_1_vnni;
         }
         *bytes = type == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
+        if (path == RA_PATH_AVX2_VNNI)
+            return type == RA_Q8_0 ? ra_matmul_q8_0_avxvnni : type == RA_Q4_0 ? ra_matmul_q4_0_avxvnni : type == RA_Q5_0 ? ra_matmul_q5_0_avxvnni
+                 : type == RA_Q4_1 ? ra_matmul_q4_1_avxvnni : ra_matmul_q5_1_avxvnni;
         return type == RA_Q8_0 ? ra_matmul_q8_0_avx2 : type == RA_Q4_0 ? ra_matmul_q4_0_avx2 : type == RA_Q5_0 ? ra_matmul_q5_0_avx2
              : type == RA_Q4_1 ? ra_matmul_q4_1_avx2 : ra_matmul_q5_1_avx2;
     case RA_Q4_K:
@@ -322,8 +328,9 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
     if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && side && b32_takes_side(weight_type, path) &&
-            (b32_vnni_kernel(batch) ? ra_matmul_b32_side_vnni : ra_matmul_b32_side_avx2)(weight_type, w, n, x, side, nb, out,
-                                                                                         out_stride, r0, r1, scratch, bytes)) return;
+            (b32_vnni_kernel(batch) ? ra_matmul_b32_side_vnni : path == RA_PATH_AVX2_VNNI ? ra_matmul_b32_side_avxvnni
+                                                                                           : ra_matmul_b32_side_avx2)(
+                weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
 #else

@@ -90,6 +90,11 @@ static inline void ra_unpack_scales_k4_words(const uint8_t *s, uint32_t u[4]) {
 // the loop left in place with its sums on the stack. gcc and clang both read this pragma.
 #define RA_UNROLL _Pragma("GCC unroll 16")
 
+// The x86 paths with AVX2, FMA and F16C (all but scalar): their element-wise ops, attention and the AVX2 table run.
+static inline int ra_path_is_x86_simd(int path) {
+    return path == RA_PATH_AVX2 || path == RA_PATH_AVX2_VNNI || path == RA_PATH_AVX512 || path == RA_PATH_AVX512_VNNI;
+}
+
 // Decode (one activation row) streams every weight once per token, so the row·vector kernels prefetch the
 // weights RA_PREFETCH_DISTANCE bytes ahead of the block they work on. On the 2-core Xeon VM of the engine
 // benchmark the hardware prefetcher alone kept a thread at ~7.5 GB/s (it stops at every 4 KiB page);
@@ -209,6 +214,20 @@ int ra_matmul_q5_1_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same 8-row panels with AVX-VNNI's 256-bit vpdpbusd (the RA_PATH_AVX2_VNNI path; same scratch), and with the
+// activation scales given.
+int ra_matmul_q8_0_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q4_0_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_0_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q4_1_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_1_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_b32_side_avxvnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                               float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The activation scales the 32-element panels take (per row: n/32 d, then n/32 s of Q8_1, 0 for Q8_0), as floats,
 // of nb activation rows in ra_vec_dot_type(weight_type); and the panel product with them given, so a product split
 // in chunks of rows converts them once (ra_matmul_rows_side) instead of once per chunk.
@@ -314,10 +333,7 @@ void ra_gelu_mul_avx2(float *g, const float *u, int64_t lo, int64_t hi);   // op
 int ra_quantize_row_avx2(int type, const float *x, void *dst, int64_t n);
 void ra_f32_to_f16_row_avx2(const float *x, uint16_t *y, int64_t n);
 /// 1 when the calling thread's kernel path has AVX2, FMA and F16C (the x86 SIMD element-wise ops run).
-static inline int ra_x86_simd_ops(void) {
-    const int path = ra_kernel_path();
-    return path == RA_PATH_AVX2 || path == RA_PATH_AVX512 || path == RA_PATH_AVX512_VNNI;
-}
+static inline int ra_x86_simd_ops(void) { return ra_path_is_x86_simd(ra_kernel_path()); }
 #endif
 
 // Products whose activation scales are converted once (ops_matmul.c): the AVX2 batches and decode rows of the

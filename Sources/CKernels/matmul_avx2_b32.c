@@ -240,15 +240,16 @@ RA_AVX2 static void q4_1_matmul16(const uint8_t *W, int64_t wrow, int64_t nblk, 
 }
 
 // side: the scales of the nb activation rows (b32_side), or NULL to compute them here into the scratch.
+// sixteen_ok: Q4_1 may take the 16-row kernel below (the AVX2 run's bits; not with AVX-VNNI's run).
 RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
-                              const int t) {
+                              const int t, const int sixteen_ok) {
     const int64_t nblk = n / 32;
     if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
     const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     b32_panel8 *panel = (b32_panel8 *)(void *)base;
-    const int sixteen = t == B32_Q4_1 && scratch_bytes >= RA_B32_BATCH_SCRATCH(n, nb);   // two panels
+    const int sixteen = sixteen_ok && t == B32_Q4_1 && scratch_bytes >= RA_B32_BATCH_SCRATCH(n, nb);   // two panels
     if (!side) {
         float *own = (float *)(void *)(base + (sixteen ? 2 : 1) * nblk * (int64_t)sizeof(b32_panel8));
         b32_side(x, nblk, nb, own, t);
@@ -274,18 +275,101 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
     }                                                                                                                  \
     int ra_matmul_##name##_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,    \
                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                     \
-        return b32_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t); \
+        return b32_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t, 1); \
     }                                                                                                                  \
     RA_AVX2 static int name##_side_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb,      \
                                           float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch,    \
                                           int64_t scratch_bytes) {                                                     \
-        return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t); \
+        return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t, 1); \
     }
 RA_B32_BATCH(q8_0, B32_Q8_0)
 RA_B32_BATCH(q4_0, B32_Q4_0)
 RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
+
+// MARK: - The same panels with AVX-VNNI (RA_PATH_AVX2_VNNI: 256-bit vpdpbusd on CPUs without AVX-512)
+//
+// vpdpbusd adds 4 products of unsigned and signed bytes into each int32 lane, exactly, so one instruction a quartet
+// replaces the vpmaddubsw, vpaddw and (per run of quartets) vpmaddwd of b32_panel8_m, with the same operands (|w| and
+// the activation with w's sign for the signed types) and the same int32 block sums. The blocks are taken chain by
+// chain (j = c, c + 4, ...), so each activation row has one float accumulator in registers (16 ymm registers: 4 rows ×
+// (accumulator, two int32 sums) and the weight vectors), then the chains are added as in dot_b32: the same bits.
+#define RA_AVXVNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define RA_AVXVNNI_INLINE RA_AVXVNNI static inline __attribute__((always_inline))
+
+RA_AVXVNNI_INLINE void b32_vnni8_block(const b32_panel8 *pj, const uint8_t *x, int64_t xs, const float *side, int64_t nblk,
+                                       int64_t j, __m256 *acc, const int nx, const int t) {
+    const int xb = b32_xbytes(t), xq = b32_xqs(t);
+    __m256i s[PANEL8_GROUP], s2[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) s[k] = s2[k] = _mm256_setzero_si256();
+    RA_UNROLL
+    for (int e = 0; e < 8; e++) {
+        const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[e]);
+        const __m256i aw = b32_min(t) ? wv : _mm256_sign_epi8(wv, wv);
+        for (int k = 0; k < nx; k++) {
+            const int8_t *y = (const int8_t *)(x + k * xs + j * xb + xq) + 4 * e;
+            const __m256i yv = b32_min(t) ? bcast4(y) : _mm256_sign_epi8(bcast4(y), wv);
+            if (e & 1) s2[k] = _mm256_dpbusd_avx_epi32(s2[k], aw, yv);
+            else s[k] = _mm256_dpbusd_avx_epi32(s[k], aw, yv);
+        }
+    }
+    const __m256 dw = _mm256_load_ps(pj->dw);
+    for (int k = 0; k < nx; k++) {
+        const float *sk = side + 2 * k * nblk;
+        const __m256i sum = _mm256_add_epi32(s[k], s2[k]);
+        acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sum), _mm256_mul_ps(dw, _mm256_broadcast_ss(sk + j)), acc[k]);
+        if (b32_min(t)) acc[k] = _mm256_fmadd_ps(_mm256_load_ps(pj->m), _mm256_broadcast_ss(sk + nblk + j), acc[k]);
+    }
+}
+
+RA_AVXVNNI_INLINE void b32_vnni8_m(int64_t nblk, const b32_panel8 *p, const uint8_t *x, int64_t xs, const float *side, float *out,
+                                   int64_t os, int nr, const int nx, const int t) {
+    __m256 chain[4][PANEL8_GROUP];
+    for (int c = 0; c < 4; c++) {
+        __m256 acc[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+        for (int64_t j = c; j < nblk; j += 4) b32_vnni8_block(p + j, x, xs, side, nblk, j, acc, nx, t);
+        for (int k = 0; k < nx; k++) chain[c][k] = acc[k];
+    }
+    for (int k = 0; k < nx; k++)
+        store_rows8(out + k * os, _mm256_add_ps(_mm256_add_ps(chain[0][k], chain[1][k]), _mm256_add_ps(chain[2][k], chain[3][k])), nr);
+}
+
+RA_AVXVNNI_INLINE void b32_vnni8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side,
+                                     float *out, int64_t os, int nr, int nx, const int t) {
+    const b32_panel8 *p = panel;
+    const float *sd = (const float *)(const void *)side;
+    switch (nx) {
+    case 4: b32_vnni8_m(nblk, p, x, xs, sd, out, os, nr, 4, t); break;
+    case 3: b32_vnni8_m(nblk, p, x, xs, sd, out, os, nr, 3, t); break;
+    case 2: b32_vnni8_m(nblk, p, x, xs, sd, out, os, nr, 2, t); break;
+    default: b32_vnni8_m(nblk, p, x, xs, sd, out, os, nr, 1, t); break;
+    }
+}
+
+#define RA_B32_AVXVNNI(name, t)                                                                                        \
+    RA_AVXVNNI static void name##_vnni8_run(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs,             \
+                                            const uint8_t *side, int64_t side_row, float *out, int64_t os, int nr,     \
+                                            int nx) {                                                                  \
+        (void)side_row;                                                                                                \
+        b32_vnni8_run(nblk, panel, x, xs, side, out, os, nr, nx, t);                                                   \
+    }                                                                                                                  \
+    int ra_matmul_##name##_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, \
+                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                  \
+        return b32_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack,             \
+                          name##_vnni8_run, t, 0);                                                                     \
+    }                                                                                                                  \
+    static int name##_side_avxvnni(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,  \
+                                   int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) { \
+        return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack,             \
+                          name##_vnni8_run, t, 0);                                                                     \
+    }
+RA_B32_AVXVNNI(q8_0, B32_Q8_0)
+RA_B32_AVXVNNI(q4_0, B32_Q4_0)
+RA_B32_AVXVNNI(q5_0, B32_Q5_0)
+RA_B32_AVXVNNI(q4_1, B32_Q4_1)
+RA_B32_AVXVNNI(q5_1, B32_Q5_1)
 
 static int b32_kind(int weight_type) {
     switch (weight_type) {
@@ -314,6 +398,18 @@ RA_AVX2 int ra_matmul_b32_side_avx2(int weight_type, const void *w, int64_t n, c
     case B32_Q5_0: return q5_0_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
     case B32_Q4_1: return q4_1_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
     case B32_Q5_1: return q5_1_side_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    default: return 0;
+    }
+}
+
+int ra_matmul_b32_side_avxvnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
+                               float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    switch (b32_kind(weight_type)) {
+    case B32_Q8_0: return q8_0_side_avxvnni(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q4_0: return q4_0_side_avxvnni(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q5_0: return q5_0_side_avxvnni(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q4_1: return q4_1_side_avxvnni(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+    case B32_Q5_1: return q5_1_side_avxvnni(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
     default: return 0;
     }
 }

@@ -75,10 +75,7 @@ static void ra_attn_values_scalar(const uint16_t *v, int64_t kv_stride, int64_t 
 #ifdef RA_X86
 /// The F16 attention loads use AVX2/FMA/F16C when the calling thread's kernel path allows them (so the scalar
 /// path, selected by the feature masks, is scalar here too).
-static int ra_has_avx2_f16c(void) {
-    const int path = ra_kernel_path();
-    return path == RA_PATH_AVX2 || path == RA_PATH_AVX512 || path == RA_PATH_AVX512_VNNI;
-}
+static int ra_has_avx2_f16c(void) { return ra_path_is_x86_simd(ra_kernel_path()); }
 #endif
 
 /// Which kernels a call runs: SIMD ones when the thread's path has them and head_dim % 8 == 0.

@@ -17,7 +17,7 @@ public struct KernelPath: Sendable, CustomStringConvertible, Hashable {
     /// The features the path needs, as a person names them.
     public let needs: String
 
-    /// "scalar", "avx2", "avx512", "avx512-vnni", "neon" or "neon-dotprod".
+    /// "scalar", "avx2", "avx2-vnni", "avx512", "avx512-vnni", "neon" or "neon-dotprod".
     public var description: String { String(cString: ra_kernel_path_name(path)) }
 
     /// Every path of this machine's architecture, available or not (the unavailable ones are reported as skipped).
@@ -28,6 +28,7 @@ public struct KernelPath: Sendable, CustomStringConvertible, Hashable {
         return [
             KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing"),
             KernelPath(path: Int32(RA_PATH_AVX2), mask: avx2, needs: "AVX2, FMA and F16C"),
+            KernelPath(path: Int32(RA_PATH_AVX2_VNNI), mask: avx2 | Int32(RA_CPU_AVXVNNI), needs: "AVX2, FMA, F16C and AVX-VNNI"),
             KernelPath(path: Int32(RA_PATH_AVX512), mask: avx512, needs: "AVX-512 F, BW and VL"),
             KernelPath(path: Int32(RA_PATH_AVX512_VNNI), mask: avx512 | Int32(RA_CPU_AVX512VNNI), needs: "AVX-512 F, BW, VL and VNNI"),
         ]

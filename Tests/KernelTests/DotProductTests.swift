@@ -24,11 +24,19 @@ struct DotProductTests {
         #if arch(x86_64)
         let avx2: Int32 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
         let avx512: Int32 = avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL)
-        if best >= Int32(RA_PATH_AVX2) { #expect(f & avx2 == avx2) }
-        if best >= Int32(RA_PATH_AVX512) { #expect(f & avx512 == avx512) }
+        let x86 = [RA_PATH_AVX2, RA_PATH_AVX2_VNNI, RA_PATH_AVX512, RA_PATH_AVX512_VNNI].map { Int32($0) }
+        if x86.contains(best) { #expect(f & avx2 == avx2) }
+        if best == Int32(RA_PATH_AVX2_VNNI) { #expect(f & Int32(RA_CPU_AVXVNNI) != 0 && f & avx512 != avx512) }
+        if best == Int32(RA_PATH_AVX512) || best == Int32(RA_PATH_AVX512_VNNI) { #expect(f & avx512 == avx512) }
         if best == Int32(RA_PATH_AVX512_VNNI) { #expect(f & Int32(RA_CPU_AVX512VNNI) != 0) }
         #expect(f & Int32(RA_CPU_NEON | RA_CPU_DOTPROD) == 0)
-        #expect(best <= Int32(RA_PATH_AVX512_VNNI))
+        #expect(best == Int32(RA_PATH_SCALAR) || x86.contains(best))
+        // AVX-VNNI without AVX-512 selects its own path; masked to plain AVX2 it is the AVX2 path
+        ra_set_thread_features_mask(avx2)
+        if f & avx2 == avx2 { #expect(ra_kernel_path() == Int32(RA_PATH_AVX2)) }
+        ra_set_thread_features_mask(avx2 | Int32(RA_CPU_AVXVNNI))
+        if f & avx2 == avx2 && f & Int32(RA_CPU_AVXVNNI) != 0 { #expect(ra_kernel_path() == Int32(RA_PATH_AVX2_VNNI)) }
+        ra_set_thread_features_mask(-1)
         #elseif arch(arm64)
         // every aarch64 core has NEON; SDOT only where detected, and masking it off leaves plain NEON
         #expect(f & Int32(RA_CPU_NEON) != 0)

@@ -67,6 +67,7 @@ struct KPath: CustomStringConvertible, Sendable {
         let all = ra_cpu_features()
         let candidates = [
             KPath(path: Int32(RA_PATH_AVX2), mask: Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)),
+            KPath(path: Int32(RA_PATH_AVX2_VNNI), mask: Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C | RA_CPU_AVXVNNI)),
             KPath(path: Int32(RA_PATH_AVX512), mask: all & ~Int32(RA_CPU_AVX512VNNI)),
             KPath(path: Int32(RA_PATH_AVX512_VNNI), mask: -1),
             KPath(path: Int32(RA_PATH_NEON), mask: Int32(RA_CPU_NEON)),

@@ -13,6 +13,7 @@ static int runnable_paths(kernel_path *out, int max) {
     const kernel_path candidates[] = {
         { RA_PATH_SCALAR, 0 },
         { RA_PATH_AVX2, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C },
+        { RA_PATH_AVX2_VNNI, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C | RA_CPU_AVXVNNI },
         { RA_PATH_AVX512, all & ~RA_CPU_AVX512VNNI },
         { RA_PATH_AVX512_VNNI, -1 },
         { RA_PATH_NEON, RA_CPU_NEON },

@@ -41,14 +41,16 @@ enum {
     RA_CPU_AVX512VL = 1 << 5,
     RA_CPU_AVX512VNNI = 1 << 6,
     RA_CPU_NEON = 1 << 7,
-    RA_CPU_DOTPROD = 1 << 8      // ARMv8.2 dot product (SDOT/UDOT), reported on aarch64 only
+    RA_CPU_DOTPROD = 1 << 8,     // ARMv8.2 dot product (SDOT/UDOT), reported on aarch64 only
+    RA_CPU_AVXVNNI = 1 << 9      // AVX-VNNI: 256-bit vpdpbusd without AVX-512 (Intel since Alder Lake)
 };
 
 /// Kernel paths reported by ra_kernel_path.
-/// x86-64: AVX2 < AVX512 < AVX512_VNNI; aarch64: NEON (plain ARMv8) < NEON_DOTPROD. Each path falls back
-/// to the lower ones of its architecture, then scalar, for the types it has no kernel of.
+/// x86-64: AVX2 < AVX2_VNNI (AVX-VNNI, chosen only without AVX-512) < AVX512 < AVX512_VNNI; aarch64: NEON (plain
+/// ARMv8) < NEON_DOTPROD. Each path falls back to the lower ones of its architecture, then scalar, for the types it has
+/// no kernel of. (The values are not in that order: AVX2_VNNI came last.)
 enum { RA_PATH_SCALAR = 0, RA_PATH_AVX2 = 1, RA_PATH_AVX512 = 2, RA_PATH_AVX512_VNNI = 3,
-       RA_PATH_NEON = 4, RA_PATH_NEON_DOTPROD = 5 };
+       RA_PATH_NEON = 4, RA_PATH_NEON_DOTPROD = 5, RA_PATH_AVX2_VNNI = 6 };
 
 /// 1 when the type's blocks can be decoded and multiplied by these kernels, else 0.
 int ra_type_supported(int type);

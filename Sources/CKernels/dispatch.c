@@ -285,10 +285,10 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
     case RA_Q4_K:
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
         if (n % 256 != 0) return NULL;
-        return vnni ? ra_matmul_q4_k_vnni : ra_matmul_q4_k_avx2;
+        return vnni ? ra_matmul_q4_k_vnni : path == RA_PATH_AVX2_VNNI ? ra_matmul_q4_k_avxvnni : ra_matmul_q4_k_avx2;
     case RA_Q5_K:
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
-        return n % 256 != 0 ? NULL : vnni ? ra_matmul_q5_k_vnni : ra_matmul_q5_k_avx2;
+        return n % 256 != 0 ? NULL : vnni ? ra_matmul_q5_k_vnni : path == RA_PATH_AVX2_VNNI ? ra_matmul_q5_k_avxvnni : ra_matmul_q5_k_avx2;
     case RA_Q6_K:
         // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
         *bytes = RA_Q6_K_BATCH_SCRATCH(n);

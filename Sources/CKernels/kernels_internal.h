@@ -226,6 +226,11 @@ int ra_matmul_q4_1_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, 
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q5_1_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Q4_K and Q5_K on the same path: matmul_avx2_k.c's 8-row panels with vpdpbusd (same scratch as the AVX2 ones).
+int ra_matmul_q4_k_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_k_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_b32_side_avxvnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                                float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The activation scales the 32-element panels take (per row: n/32 d, then n/32 s of Q8_1, 0 for Q8_0), as floats,

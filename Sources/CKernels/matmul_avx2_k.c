@@ -93,6 +93,24 @@ RA_AVX2 static void q5_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
     k4_pack_panel8(W, wrow, ns, nrows, panel, 1);
 }
 
+// The float steps of super-block pi for nx activation rows (xsum: row k's sums at xsum[k * ns]), given their int32
+// scale sums si: the mins meet the activation block sums in int32, then, in float exactly as the type's dot,
+// acc = fma(I, d · d_x, acc), then Q4_K acc = fnmadd(M, dmin · d_x, acc), Q5_K accm = fma(M, dmin · d_x, accm).
+RA_AVX2_INLINE void k4_panel8_tail(const q4_k_panel8 *pi, const ra_q4_k_xsum *xsum, int64_t ns, const __m256i *si, __m256 *acc,
+                                   __m256 *accm, const int nx, const int five) {
+    const __m256 d = _mm256_load_ps(pi->d), dmin = _mm256_load_ps(pi->dmin);
+    for (int k = 0; k < nx; k++) {
+        const ra_q4_k_xsum *xk = xsum + k * ns;
+        __m256i mi = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[0]), _mm256_set1_epi32((int)xk->bs[0]));
+        for (int q = 1; q < 4; q++)
+            mi = _mm256_add_epi32(mi, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[q]), _mm256_set1_epi32((int)xk->bs[q])));
+        const __m256 dx = _mm256_set1_ps(xk->d);
+        acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dx), acc[k]);
+        if (five) accm[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), accm[k]);
+        else acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), acc[k]);
+    }
+}
+
 // One panel × nx (1..4) activation rows xs bytes apart: out[k * os + r] for rows r < nr. five (Q5_K): quants 0..31,
 // so a pair sum reaches 2 · 31 · 128 = 7936 and 4 quartets (half a sub-block) are added in int16 before each
 // vpmaddwd; the float order is dot_q5_k's (two accumulators, scales and mins, subtracted at the end).
@@ -127,19 +145,7 @@ RA_AVX2_INLINE void k4_panel8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t 
                 for (int k = 0; k < nx; k++) si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s[k], sc));
             }
         }
-        const __m256 d = _mm256_load_ps(pi->d), dmin = _mm256_load_ps(pi->dmin);
-        for (int k = 0; k < nx; k++) {
-            const ra_q4_k_xsum *xk = xsum + k * ns + i;
-            __m256i mi = _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[0]), _mm256_set1_epi32((int)xk->bs[0]));
-            for (int q = 1; q < 4; q++)
-                mi = _mm256_add_epi32(mi, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->mins[q]), _mm256_set1_epi32((int)xk->bs[q])));
-            const __m256 dx = _mm256_set1_ps(xk->d);
-            // in float exactly as the type's dot: acc = fma(I, d · d_x, acc), then Q4_K acc = fnmadd(M, dmin · d_x, acc),
-            // Q5_K accm = fma(M, dmin · d_x, accm)
-            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dx), acc[k]);
-            if (five) accm[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), accm[k]);
-            else acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(mi), _mm256_mul_ps(dmin, dx), acc[k]);
-        }
+        k4_panel8_tail(p + i, xsum + i, ns, si, acc, accm, nx, five);
     }
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, five ? _mm256_sub_ps(acc[k], accm[k]) : acc[k], nr);
 }
@@ -192,6 +198,75 @@ int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run, 1);
 }
+
+// MARK: - Q4_K and Q5_K panels with AVX-VNNI (RA_PATH_AVX2_VNNI)
+//
+// The same panels; per quartet and activation row one vpdpbusd adds the 4 products to the sub-block's int32 sum
+// (even and odd quartets in two sums, so 8 chains hide its latency), and the sub-block's sum meets its scale in one
+// vpdpwssd, as the VNNI panels' scale_add does (dot_avx512_impl.h): the sum split into its low byte and sum >> 8 by
+// one vpshufb, against the int16 pair (scale, 256 · scale). The same int32 I and M as k4_panel8_m, then its fmas:
+// the same bits.
+#define RA_AVXVNNI __attribute__((target("avx2,fma,f16c,avxvnni")))
+#define RA_AVXVNNI_INLINE RA_AVXVNNI static inline __attribute__((always_inline))
+
+RA_AVXVNNI_INLINE void k4_vnni8_m(int64_t ns, const q4_k_panel8 *p, const uint8_t *x, int64_t xs, const ra_q4_k_xsum *xsum,
+                                  float *out, int64_t os, int nr, const int nx, const int five) {
+    const __m256i split = _mm256_setr_epi8(0, -1, 1, 2, 4, -1, 5, 6, 8, -1, 9, 10, 12, -1, 13, 14,
+                                           0, -1, 1, 2, 4, -1, 5, 6, 8, -1, 9, 10, 12, -1, 13, 14);
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF), hi16 = _mm256_set1_epi32((int)0xFFFF0000u);
+    __m256 acc[PANEL8_GROUP], accm[PANEL8_GROUP];
+    for (int k = 0; k < nx; k++) acc[k] = accm[k] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const q4_k_panel8 *pi = p + i;
+        const int8_t *y[PANEL8_GROUP];
+        __m256i si[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = ((const blk_q8_k *)(const void *)(x + k * xs))[i].qs;
+            si[k] = _mm256_setzero_si256();
+        }
+        for (int j = 0; j < 8; j++) {
+            // the panel holds each scale in both int16 halves; scale_add's multiplier is (scale, 256 · scale)
+            const __m256i scb = _mm256_load_si256((const __m256i *)pi->sc[j]);
+            const __m256i sc2 = _mm256_or_si256(_mm256_and_si256(scb, lo16), _mm256_and_si256(_mm256_slli_epi32(scb, 8), hi16));
+            __m256i s[PANEL8_GROUP], s2[PANEL8_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = s2[k] = _mm256_setzero_si256();
+            RA_UNROLL
+            for (int e = 0; e < 8; e++) {
+                const __m256i wv = _mm256_load_si256((const __m256i *)pi->q[8 * j + e]);
+                for (int k = 0; k < nx; k++) {
+                    if (e & 1) s2[k] = _mm256_dpbusd_avx_epi32(s2[k], wv, bcast4(y[k] + 32 * j + 4 * e));
+                    else s[k] = _mm256_dpbusd_avx_epi32(s[k], wv, bcast4(y[k] + 32 * j + 4 * e));
+                }
+            }
+            for (int k = 0; k < nx; k++)
+                si[k] = _mm256_dpwssd_avx_epi32(si[k], _mm256_shuffle_epi8(_mm256_add_epi32(s[k], s2[k]), split), sc2);
+        }
+        k4_panel8_tail(p + i, xsum + i, ns, si, acc, accm, nx, five);
+    }
+    for (int k = 0; k < nx; k++) store_rows8(out + k * os, five ? _mm256_sub_ps(acc[k], accm[k]) : acc[k], nr);
+}
+
+#define RA_K4_AVXVNNI(name, five)                                                                                      \
+    RA_AVXVNNI static void name##_vnni8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs,               \
+                                            const uint8_t *side, int64_t side_row, float *out, int64_t os, int nr,     \
+                                            int nx) {                                                                  \
+        (void)side_row;                                                                                                \
+        const q4_k_panel8 *p = panel;                                                                                  \
+        const ra_q4_k_xsum *xsum = (const ra_q4_k_xsum *)(const void *)side;                                           \
+        switch (nx) {                                                                                                  \
+        case 4: k4_vnni8_m(ns, p, x, xs, xsum, out, os, nr, 4, five); break;                                           \
+        case 3: k4_vnni8_m(ns, p, x, xs, xsum, out, os, nr, 3, five); break;                                           \
+        case 2: k4_vnni8_m(ns, p, x, xs, xsum, out, os, nr, 2, five); break;                                           \
+        default: k4_vnni8_m(ns, p, x, xs, xsum, out, os, nr, 1, five); break;                                          \
+        }                                                                                                              \
+    }                                                                                                                  \
+    int ra_matmul_##name##_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, \
+                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                  \
+        return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack_panel8,             \
+                         name##_vnni8_run, five);                                                                      \
+    }
+RA_K4_AVXVNNI(q4_k, 0)
+RA_K4_AVXVNNI(q5_k, 1)
 
 // MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
 //

@@ -86,7 +86,7 @@ let package = Package(
         // Engine throughput benchmark (bench/engine-first/run.sh); not a product.
         .executableTarget(
             name: "engine-bench",
-            dependencies: ["RunAnywhereGGUF", "CKernels", "RunAnywhereTestSupport"],
+            dependencies: ["RunAnywhereGGUF", "CKernels"],
             path: "bench/engine-first/Sources",
             swiftSettings: optimisedSwift
         ),

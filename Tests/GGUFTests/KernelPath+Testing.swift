@@ -28,6 +28,7 @@ struct KernelPathCoverage {
     @Test("the scalar path") func scalar() throws { try Self.check("scalar") }
     #if arch(x86_64)
     @Test("the AVX2 path", .enabled(if: runs("avx2"), reason("avx2"))) func avx2() throws { try Self.check("avx2") }
+    @Test("the AVX-VNNI path", .enabled(if: runs("avx2-vnni"), reason("avx2-vnni"))) func avxVNNI() throws { try Self.check("avx2-vnni") }
     @Test("the AVX-512 path", .enabled(if: runs("avx512"), reason("avx512"))) func avx512() throws { try Self.check("avx512") }
     @Test("the AVX-512 VNNI path", .enabled(if: runs("avx512-vnni"), reason("avx512-vnni"))) func vnni() throws { try Self.check("avx512-vnni") }
     #elseif arch(arm64)

@@ -37,6 +37,7 @@ if [ -z "$PATHS" ]; then
     PATHS="scalar"
     FLAGS="$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null || true)"
     if grep -qw avx2 <<<"$FLAGS" && grep -qw fma <<<"$FLAGS" && grep -qw f16c <<<"$FLAGS"; then PATHS="$PATHS avx2"; fi
+    if grep -qw avx2 <<<"$FLAGS" && grep -qw avx_vnni <<<"$FLAGS"; then PATHS="$PATHS avx2-vnni"; fi
     if grep -qw avx512f <<<"$FLAGS" && grep -qw avx512bw <<<"$FLAGS" && grep -qw avx512vl <<<"$FLAGS"; then PATHS="$PATHS avx512"; fi
     if grep -qw avx512_vnni <<<"$FLAGS"; then PATHS="$PATHS native"; fi
     if [ "$(uname -m)" = aarch64 ]; then PATHS="scalar native"; fi

@@ -61,18 +61,18 @@ int ra_thread_features_mask(void) { return t_mask; }
 
 int ra_kernel_path(void) {
     const int f = ra_cpu_features() & atomic_load_explicit(&g_mask, memory_order_acquire) & t_mask;
+    // the best path whose features are all allowed (ra_kernel_path_mask), best first
 #if defined(__x86_64__)
-    const int avx2 = RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C;
-    const int avx512 = avx2 | RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL;
-    if ((f & (avx512 | RA_CPU_AVX512VNNI)) == (avx512 | RA_CPU_AVX512VNNI)) return RA_PATH_AVX512_VNNI;
-    if ((f & avx512) == avx512) return RA_PATH_AVX512;
-    if ((f & (avx2 | RA_CPU_AVXVNNI)) == (avx2 | RA_CPU_AVXVNNI)) return RA_PATH_AVX2_VNNI;
-    if ((f & avx2) == avx2) return RA_PATH_AVX2;
+    static const int order[] = { RA_PATH_AVX512_VNNI, RA_PATH_AVX512, RA_PATH_AVX2_VNNI, RA_PATH_AVX2 };
 #elif defined(__aarch64__)
-    if ((f & (RA_CPU_NEON | RA_CPU_DOTPROD)) == (RA_CPU_NEON | RA_CPU_DOTPROD)) return RA_PATH_NEON_DOTPROD;
-    if (f & RA_CPU_NEON) return RA_PATH_NEON;
+    static const int order[] = { RA_PATH_NEON_DOTPROD, RA_PATH_NEON };
+#else
+    static const int order[] = { RA_PATH_SCALAR };
 #endif
-    (void)f;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const int need = ra_kernel_path_mask(order[i]);
+        if ((f & need) == need) return order[i];
+    }
     return RA_PATH_SCALAR;
 }
 
@@ -86,6 +86,36 @@ const char *ra_kernel_path_name(int path) {
     case RA_PATH_NEON_DOTPROD: return "neon-dotprod";
     default: return "scalar";
     }
+}
+
+int ra_kernel_path_mask(int path) {
+#if defined(__x86_64__)
+    const int avx2 = RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C;
+    const int avx512 = avx2 | RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL;
+    switch (path) {
+    case RA_PATH_SCALAR: return 0;
+    case RA_PATH_AVX2: return avx2;
+    case RA_PATH_AVX2_VNNI: return avx2 | RA_CPU_AVXVNNI;
+    case RA_PATH_AVX512: return avx512;
+    case RA_PATH_AVX512_VNNI: return avx512 | RA_CPU_AVX512VNNI;
+    default: return -1;
+    }
+#elif defined(__aarch64__)
+    switch (path) {
+    case RA_PATH_SCALAR: return 0;
+    case RA_PATH_NEON: return RA_CPU_NEON;
+    case RA_PATH_NEON_DOTPROD: return RA_CPU_NEON | RA_CPU_DOTPROD;
+    default: return -1;
+    }
+#else
+    return path == RA_PATH_SCALAR ? 0 : -1;
+#endif
+}
+
+int ra_kernel_path_named(const char *name) {
+    for (int path = 0; path < RA_PATH_COUNT; path++)
+        if (ra_kernel_path_mask(path) >= 0 && strcmp(name, ra_kernel_path_name(path)) == 0) return path;
+    return -1;
 }
 
 static int dot_index(int type) {

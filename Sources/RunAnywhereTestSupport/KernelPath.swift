@@ -22,25 +22,23 @@ public struct KernelPath: Sendable, CustomStringConvertible, Hashable {
 
     /// Every path of this machine's architecture, available or not (the unavailable ones are reported as skipped).
     public static var all: [KernelPath] {
-        let avx2 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
-        let avx512 = avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL)
+        func path(_ p: Int32, _ needs: String) -> KernelPath { KernelPath(path: p, mask: ra_kernel_path_mask(p), needs: needs) }
         #if arch(x86_64)
         return [
-            KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing"),
-            KernelPath(path: Int32(RA_PATH_AVX2), mask: avx2, needs: "AVX2, FMA and F16C"),
-            KernelPath(path: Int32(RA_PATH_AVX2_VNNI), mask: avx2 | Int32(RA_CPU_AVXVNNI), needs: "AVX2, FMA, F16C and AVX-VNNI"),
-            KernelPath(path: Int32(RA_PATH_AVX512), mask: avx512, needs: "AVX-512 F, BW and VL"),
-            KernelPath(path: Int32(RA_PATH_AVX512_VNNI), mask: avx512 | Int32(RA_CPU_AVX512VNNI), needs: "AVX-512 F, BW, VL and VNNI"),
+            path(Int32(RA_PATH_SCALAR), "nothing"),
+            path(Int32(RA_PATH_AVX2), "AVX2, FMA and F16C"),
+            path(Int32(RA_PATH_AVX2_VNNI), "AVX2, FMA, F16C and AVX-VNNI"),
+            path(Int32(RA_PATH_AVX512), "AVX-512 F, BW and VL"),
+            path(Int32(RA_PATH_AVX512_VNNI), "AVX-512 F, BW, VL and VNNI"),
         ]
         #elseif arch(arm64)
         return [
-            KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing"),
-            KernelPath(path: Int32(RA_PATH_NEON), mask: Int32(RA_CPU_NEON), needs: "NEON"),
-            KernelPath(path: Int32(RA_PATH_NEON_DOTPROD), mask: Int32(RA_CPU_NEON | RA_CPU_DOTPROD), needs: "NEON with the dot product extension"),
+            path(Int32(RA_PATH_SCALAR), "nothing"),
+            path(Int32(RA_PATH_NEON), "NEON"),
+            path(Int32(RA_PATH_NEON_DOTPROD), "NEON with the dot product extension"),
         ]
         #else
-        _ = (avx2, avx512)
-        return [KernelPath(path: Int32(RA_PATH_SCALAR), mask: 0, needs: "nothing")]
+        return [path(Int32(RA_PATH_SCALAR), "nothing")]
         #endif
     }
 

@@ -9,18 +9,13 @@ typedef struct { int path; int mask; } kernel_path;
 
 // Fills out[] with at most `max` runnable paths and returns their number; leaves the mask at -1.
 static int runnable_paths(kernel_path *out, int max) {
-    const int all = ra_cpu_features();
-    const kernel_path candidates[] = {
-        { RA_PATH_SCALAR, 0 },
-        { RA_PATH_AVX2, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C },
-        { RA_PATH_AVX2_VNNI, RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C | RA_CPU_AVXVNNI },
-        { RA_PATH_AVX512, all & ~RA_CPU_AVX512VNNI },
-        { RA_PATH_AVX512_VNNI, -1 },
-        { RA_PATH_NEON, RA_CPU_NEON },
-        { RA_PATH_NEON_DOTPROD, -1 },
-    };
+    static const int order[] = { RA_PATH_SCALAR, RA_PATH_AVX2, RA_PATH_AVX2_VNNI, RA_PATH_AVX512, RA_PATH_AVX512_VNNI,
+                                 RA_PATH_NEON, RA_PATH_NEON_DOTPROD };
+    kernel_path candidates[sizeof order / sizeof order[0]];
+    for (size_t p = 0; p < sizeof order / sizeof order[0]; p++) candidates[p] = (kernel_path){ order[p], ra_kernel_path_mask(order[p]) };
     int n = 0;
     for (size_t p = 0; p < sizeof candidates / sizeof candidates[0] && n < max; p++) {
+        if (candidates[p].mask < 0) continue;   // another architecture's path
         ra_set_cpu_features_mask(candidates[p].mask);
         if (ra_kernel_path() == candidates[p].path) out[n++] = candidates[p];
     }

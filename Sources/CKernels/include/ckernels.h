@@ -103,8 +103,13 @@ void ra_set_thread_features_mask(int mask);
 int ra_thread_features_mask(void);
 /// The path (RA_PATH_*) ra_vec_dot and ra_matmul_rows use now, on the calling thread.
 int ra_kernel_path(void);
-/// Name of a path: "scalar", "avx2", "avx512", "avx512-vnni", "neon", "neon-dotprod".
+/// Name of a path: "scalar", "avx2", "avx2-vnni", "avx512", "avx512-vnni", "neon", "neon-dotprod".
 const char *ra_kernel_path_name(int path);
+/// The features a path needs, as a mask for ra_set_cpu_features_mask / ra_set_thread_features_mask that selects it on
+/// a CPU that has them (ra_kernel_path picks the path back from the mask); -1 for a path of another architecture.
+int ra_kernel_path_mask(int path);
+/// The path of this architecture with that name (ra_kernel_path_name), or -1.
+int ra_kernel_path_named(const char *name);
 
 /// IEEE half to float (exact; NaN stays NaN with its payload, quiet bit set).
 float ra_fp16_to_fp32(uint16_t h);

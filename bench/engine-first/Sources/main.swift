@@ -43,16 +43,11 @@ while !args.isEmpty {
     case "--sample": sample = true
     case "--cpu":
         // Restrict the kernels to a lower path than the CPU offers (what a machine without AVX-512 would run).
-        // (RunAnywhereTestSupport's KernelPath holds the same masks, but linking it brings the SDK and its libraries
-        // into this process: ~8 MiB of RSS at load that the engine does not use and the RSS columns would count.)
-        let avx2 = Int32(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C)
-        let avx512 = avx2 | Int32(RA_CPU_AVX512F | RA_CPU_AVX512BW | RA_CPU_AVX512VL)
-        let masks: [String: Int32] = [
-            "scalar": 0, "avx2": avx2, "avx2-vnni": avx2 | Int32(RA_CPU_AVXVNNI), "avx512": avx512,
-            "avx512-vnni": avx512 | Int32(RA_CPU_AVX512VNNI), "native": -1,
-        ]
-        guard !args.isEmpty, let mask = masks[args.removeFirst()] else { fail("--cpu needs one of \(masks.keys.sorted())") }
-        ra_set_cpu_features_mask(mask)
+        guard !args.isEmpty else { fail("--cpu needs a path name or native") }
+        let name = args.removeFirst()
+        let path = ra_kernel_path_named(name)
+        guard name == "native" || path >= 0 else { fail("--cpu \(name): not a kernel path of this architecture (or native)") }
+        ra_set_cpu_features_mask(name == "native" ? -1 : ra_kernel_path_mask(path))
     case "-h", "--help":
         print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native] [--sample]")
         exit(0)

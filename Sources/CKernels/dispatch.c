@@ -162,21 +162,17 @@ static void build_dispatch(void) {
     for (int path = 0; path < RA_PATH_COUNT; path++) {
         const ra_dot_table *t[4];
         const int k = path_tables(path, t);
-        // The multi-row kernel comes from the same table as the single-row one, never from a lower path: each
-        // table's multi kernel sums in its dot's order, so a prompt batch gives the logits that feeding the same
+        // The multi-row and decode rows kernels come from the same table as the single-row one, never from a lower
+        // path: each table's kernels sum in its dot's order, so a prompt batch gives the logits that feeding the same
         // tokens one by one gives (a lower path's multi next to a higher path's dot would differ in the last bits,
-        // and F16/Q8 activation rounding amplifies that).
-        // A table may also hold a decode rows kernel alone, for the dot of a table below it: that rows kernel sums
-        // in the dot's order (e.g. a wider kernel over the AVX2 dot), and the highest one at or above the
-        // dot's table is taken.
+        // and F16/Q8 activation rounding amplifies that). (Until stop 27 a table could also lend a decode rows kernel
+        // to the dot of a table below it; the one kernel that did, a 512-bit Q5_K, was dropped as no faster.)
         for (int di = 0; di < RA_DI_COUNT; di++) {
-            ra_dot_rows_fn rows = NULL;
             for (int i = 0; i < k; i++) {
-                if (!rows) rows = t[i]->rows[di];
                 if (t[i]->dot[di]) {
                     g_dot[path][di] = t[i]->dot[di];
                     g_multi[path][di] = t[i]->multi[di];
-                    g_rows[path][di] = rows;
+                    g_rows[path][di] = t[i]->rows[di];
                     break;
                 }
             }

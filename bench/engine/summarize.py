@@ -11,7 +11,9 @@ one row per model and thread count with the median of each measure for our engin
 (tokens/s: ours / llama.cpp, higher is better; load time and RSS: ours / llama.cpp, lower is better). The decode
 table divides the median bandwidth of the row's rounds (each the probe's best pass) by the weight bytes per
 token (BYTES.tsv: `model  bytes  detail`, bench/engine/decode_bytes.py) and gives each engine's median tg as a
-fraction of that limit (in brackets: its best round's).
+fraction of that limit (in brackets: its best round's). The paired column divides each round's tg by the limit of
+the probe run next to it in the same round (run.sh runs them back to back) and takes the median of those ratios:
+when other jobs slow the machine's memory for a few minutes, both sides of a round move together.
 """
 import argparse
 import statistics
@@ -36,7 +38,9 @@ def main() -> None:
         key = (model, threads)
         if key not in order:
             order.append(key)
-        runs[key][engine].append({k: float(v) for k, v in values.items()})
+        run = {k: float(v) for k, v in values.items()}
+        run["_round"] = parts[3]
+        runs[key][engine].append(run)
 
     def med(rs, k):
         return statistics.median(r[k] for r in rs) if rs else float("nan")
@@ -70,8 +74,8 @@ def decode_table(runs, order, bytes_path, tg, med) -> None:
         if len(parts) >= 2:
             per_token[parts[0]] = float(parts[1])
     print(f"| model | threads | weights MB / token | bandwidth GB/s | **limit tok/s** | tg{tg} ours | **ours % of limit** "
-          f"| tg{tg} llama.cpp | **llama.cpp % of limit** | tg ratio |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          f"| ours, paired by round | tg{tg} llama.cpp | **llama.cpp % of limit** | llama.cpp, paired | tg ratio |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for key in order:
         bw, ours, ref = runs[key]["bandwidth"], runs[key]["ours"], runs[key]["llama.cpp"]
         if key[0] not in per_token or not bw:
@@ -80,9 +84,15 @@ def decode_table(runs, order, bytes_path, tg, med) -> None:
         limit = gbs * 1e9 / per_token[key[0]]
         a, b = med(ours, "tg"), med(ref, "tg")
         best_a, best_b = max(r["tg"] for r in ours), max(r["tg"] for r in ref)
+        limits = {r["_round"]: r["best_gbs"] * 1e9 / per_token[key[0]] for r in bw}
+
+        def paired(rs):
+            ratios = [r["tg"] / limits[r["_round"]] for r in rs if r["_round"] in limits]
+            return f"{100 * statistics.median(ratios):.0f}% (n={len(ratios)})" if ratios else "–"
+
         print(f"| {key[0]} | {key[1]} | {per_token[key[0]] / 1e6:.1f} | {gbs:.1f} (n={len(bw)}) | **{limit:.1f}** "
-              f"| {a:.1f} | **{100 * a / limit:.0f}%** ({100 * best_a / limit:.0f}%) | {b:.1f} "
-              f"| **{100 * b / limit:.0f}%** ({100 * best_b / limit:.0f}%) | {a / b:.2f}× |")
+              f"| {a:.1f} | **{100 * a / limit:.0f}%** ({100 * best_a / limit:.0f}%) | {paired(ours)} | {b:.1f} "
+              f"| **{100 * b / limit:.0f}%** ({100 * best_b / limit:.0f}%) | {paired(ref)} | {a / b:.2f}× |")
 
 
 if __name__ == "__main__":

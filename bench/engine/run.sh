@@ -205,7 +205,8 @@ SIZES="$(for i in "${!NAMES[@]}"; do printf '%s %s MiB; ' "${NAMES[$i]}" $(( $(s
     echo "buffer of 8 x the last-level cache, 4 KiB pages; plain loads and loads with a 4 KiB software prefetch, the"
     echo "faster taken), median over the row's rounds. Bytes per token (bench/engine/decode_bytes.py): every 2-D tensor"
     echo "once, the token embedding one row, a tied output matrix (no output.weight) once more, whole; K/V and 1-D"
-    echo "tensors not counted. Fractions: median tg$TG / limit (in brackets: the best round's tg$TG / limit)."
+    echo "tensors not counted. Fractions: median tg$TG / limit (in brackets: the best round's tg$TG / limit); paired:"
+    echo "the median over rounds of each round's tg$TG / the limit its own probe run gave (run back to back with it)."
     echo
     "$PY" bench/engine/summarize.py "$RAW" --pp "$PP" --tg "$TG" --decode "$BYTES"
     echo

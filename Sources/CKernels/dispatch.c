@@ -165,8 +165,9 @@ static void build_dispatch(void) {
         // The multi-row and decode rows kernels come from the same table as the single-row one, never from a lower
         // path: each table's kernels sum in its dot's order, so a prompt batch gives the logits that feeding the same
         // tokens one by one gives (a lower path's multi next to a higher path's dot would differ in the last bits,
-        // and F16/Q8 activation rounding amplifies that). (Until stop 27 a table could also lend a decode rows kernel
-        // to the dot of a table below it; the one kernel that did, a 512-bit Q5_K, was dropped as no faster.)
+        // and F16/Q8 activation rounding amplifies that). (A table could once lend a decode rows kernel to the dot of
+        // a table below it; the one kernel that did, a 512-bit Q5_K, measured no faster and was dropped:
+        // bench/results/engine-notes.md, "Stop 26".)
         for (int di = 0; di < RA_DI_COUNT; di++) {
             for (int i = 0; i < k; i++) {
                 if (t[i]->dot[di]) {

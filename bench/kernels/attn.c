@@ -7,7 +7,8 @@
 //
 // WINDOW > 0 with PERIOD p: layers whose index % p < p - 1 attend to the last WINDOW positions only (Gemma 3);
 // PATH: scalar|avx2|native kernels (bench/kernels/attn.sh builds and runs it). Env ATTN_HEAD_MAJOR: the cache in the
-// engine's head-major layout (kv_head_stride), else position-major.
+// engine's head-major layout (kv_head_stride), else position-major. Env ATTN_PROMPT=N: each step is a prompt batch of N
+// tokens after DEPTH cached positions (the step's time is that of the whole batch) instead of one decoded token.
 #include "ckernels.h"
 #include "ra_memory.h"
 #include "ra_ops.h"
@@ -41,11 +42,12 @@ int main(int argc, char **argv) {
     const int64_t window = argc > 8 ? atoll(argv[8]) : 0, period = argc > 9 ? atoll(argv[9]) : 0;
     if (argc > 10 && strcmp(argv[10], "scalar") == 0) ra_set_cpu_features_mask(0);
     if (argc > 10 && strcmp(argv[10], "avx2") == 0) ra_set_cpu_features_mask(RA_CPU_AVX2 | RA_CPU_FMA | RA_CPU_F16C);
-    const int64_t n_ctx = depth + steps, kvd = kvh * hd, qd = heads * hd;
+    const int64_t prompt = getenv("ATTN_PROMPT") ? atoll(getenv("ATTN_PROMPT")) : 0, nt = prompt > 0 ? prompt : 1;
+    const int64_t n_ctx = depth + (prompt > 0 ? prompt : steps), kvd = kvh * hd, qd = heads * hd;
     const size_t cache_bytes = (size_t)(layers * n_ctx * kvd) * 2;
     uint16_t *k = ra_alloc_pages(cache_bytes), *v = ra_alloc_pages(cache_bytes);
     if (getenv("ATTN_HUGE")) { madvise(k, cache_bytes, MADV_HUGEPAGE); madvise(v, cache_bytes, MADV_HUGEPAGE); }
-    float *q = malloc((size_t)qd * 4), *out = malloc((size_t)qd * 4), *row = malloc((size_t)kvd * 4);
+    float *q = malloc((size_t)(layers * nt * qd) * 4), *out = malloc((size_t)(nt * qd) * 4), *row = malloc((size_t)kvd * 4);
     const int64_t scratch_floats = ra_attention_scratch_floats(threads, n_ctx, hd, heads);
     float *scratch = ra_alloc_pages((size_t)scratch_floats * 4);
     if (!k || !v || !q || !out || !row || !scratch) { fprintf(stderr, "out of memory\n"); return 1; }
@@ -64,19 +66,19 @@ int main(int argc, char **argv) {
         memcpy(v + p * kvd, vr + (p % NR) * kvd, (size_t)kvd * 2);
     }
     free(kr); free(vr);
+    for (int64_t i = 0; i < layers * nt * qd; i++) q[i] = frand();   // each layer's queries (not timed)
     const int head_major = getenv("ATTN_HEAD_MAJOR") != NULL;
     ra_pool *pool = ra_pool_create(threads);
     double best = 1e30, total = 0, bytes = 0, cpu = 0;
     for (int s = -2; s < steps; s++) {      // two warm-up steps
-        const int64_t pos = depth + (s < 0 ? 0 : s);
+        const int64_t pos = depth + (s < 0 || prompt > 0 ? 0 : s);
         const double t0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
         double b = 0;
         for (int64_t l = 0; l < layers; l++) {
-            for (int64_t i = 0; i < qd; i++) q[i] = frand();
             const int local = window > 0 && period > 0 && l % period < period - 1;
-            const int64_t span = local && pos + 1 > window ? window : pos + 1;
+            const int64_t span = local && pos + nt > window ? window : pos + nt;
             b += (double)(span * kvd * 4);
-            ra_attention_params p = { q, qd, k + l * n_ctx * kvd, v + l * n_ctx * kvd, head_major ? hd : kvd, out, qd, 1, pos,
+            ra_attention_params p = { q + l * nt * qd, qd, k + l * n_ctx * kvd, v + l * n_ctx * kvd, head_major ? hd : kvd, out, qd, nt, pos,
                                       local ? window : 0, heads, kvh, hd, 1.0f / sqrtf((float)hd), scratch,
                                       head_major ? n_ctx * hd : 0 };
             ra_attention(pool, &p);
@@ -89,8 +91,8 @@ int main(int argc, char **argv) {
             if (t < best) best = t;
         }
     }
-    printf("attn heads %lld/%lld hd %lld layers %lld depth %lld threads %d path %s: %.3f ms/token (best %.3f, CPU %.3f), %.1f GB/s of K+V\n",
-           (long long)heads, (long long)kvh, (long long)hd, (long long)layers, (long long)depth, threads,
+    printf("attn heads %lld/%lld hd %lld layers %lld depth %lld tokens %lld threads %d path %s: %.3f ms/step (best %.3f, CPU %.3f), %.1f GB/s of K+V\n",
+           (long long)heads, (long long)kvh, (long long)hd, (long long)layers, (long long)depth, (long long)nt, threads,
            ra_kernel_path_name(ra_kernel_path()), total / steps * 1e3, best * 1e3, cpu / steps * 1e3, bytes / total * 1e-9);
     ra_pool_destroy(pool);
     ra_free_pages(k, cache_bytes);

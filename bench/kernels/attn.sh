@@ -3,6 +3,7 @@
 # milliseconds per token over all layers and GB/s of K+V read. With REV, the same program is also built from the
 # C kernels of that git revision and both run interleaved (ROUNDS rounds, fresh process each).
 # Usage: bench/kernels/attn.sh [DEPTH] [THREADS] [REV] [ROUNDS] [PATH]   (CC, KOPT: cc.sh; clang -O2, as an app builds the kernels)
+#   ATTN_PROMPT=N: each step is a prompt batch of N tokens after DEPTH cached positions instead of one decoded token
 #   shapes: qwen3-0.6b (16/8 heads, 128, 28 layers), SmolLM2-135M (9/3, 64, 30), Gemma 3 270M (4/1, 256, 18 layers,
 #   window 512 on five of every six)
 set -e

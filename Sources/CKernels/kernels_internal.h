@@ -327,8 +327,10 @@ void ra_attn_scores_avx2(const uint16_t *k, int64_t kv_stride, int64_t n_kv, con
 // out[h] = sum_j w[h * ws + j] * V[j] for `group` rows (out is overwritten):
 void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
                          int64_t group, int64_t hd, float *out);
-// Rounds n floats to F16 precision in place:
-void ra_round_f16_avx2(float *x, int64_t n);
+// y[i] = x[i] * f rounded to F16 precision (y may be x):
+void ra_scale_round_f16_avx2(const float *x, float *y, int64_t n, float f);
+// The largest of n floats, NaN ignored (-inf for none):
+float ra_max_avx2(const float *x, int64_t n);
 // x[i] = e^(x[i] - mx) over n values (|error| < 2 ulp); returns their sum in double:
 double ra_exp_sub_avx2(float *x, int64_t n, float mx);
 // SwiGLU g[i] = g[i] / (1 + e^-g[i]) * u[i] over [lo, hi) with that exp, and n floats to F16 (F16C):

@@ -134,10 +134,11 @@ static double ra_attn_exp_sub(int simd, float *x, int64_t n, float mx) {
 
 /// x[i] = round_to_f16(x[i] * f): probabilities in F16, as ggml.
 static void ra_attn_scale_round(int simd, float *x, int64_t n, float f) {
-    for (int64_t j = 0; j < n; j++) x[j] *= f;
 #ifdef RA_X86
-    if (simd) { ra_round_f16_avx2(x, n); return; }
-#elif defined(RA_ARM)
+    if (simd) { ra_scale_round_f16_avx2(x, x, n, f); return; }
+#endif
+    for (int64_t j = 0; j < n; j++) x[j] *= f;
+#if defined(RA_ARM)
     if (simd) { ra_neon_round_f16(x, n); return; }
 #endif
     (void)simd;
@@ -147,13 +148,17 @@ static void ra_attn_scale_round(int simd, float *x, int64_t n, float f) {
 /// n floats of q rounded to F16 precision (q·k multiplies F16 q, as ggml).
 static void ra_attn_round_q(int simd, const float *q, float *qh, int64_t n) {
 #ifdef RA_X86
-    if (simd) { memcpy(qh, q, (size_t)n * sizeof(float)); ra_round_f16_avx2(qh, n); return; }
+    if (simd) { ra_scale_round_f16_avx2(q, qh, n, 1.0f); return; }
 #endif
     (void)simd;
     for (int64_t i = 0; i < n; i++) qh[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(q[i]));
 }
 
-static float ra_attn_max(const float *x, int64_t n) {
+static float ra_attn_max(int simd, const float *x, int64_t n) {
+#ifdef RA_X86
+    if (simd) return ra_max_avx2(x, n);
+#endif
+    (void)simd;
     float mx = -INFINITY;
     for (int64_t j = 0; j < n; j++) mx = x[j] > mx ? x[j] : mx;
     return mx;
@@ -203,7 +208,7 @@ static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
             int64_t lo = p->window > 0 ? pos - p->window + 1 : 0;  // and inside its window
             if (lo < j0) lo = j0;
             float *s = scores + r * n_ctx;
-            const double sum = ra_attn_exp_sub(c->simd, s + lo, n_kv - lo, ra_attn_max(s + lo, n_kv - lo));
+            const double sum = ra_attn_exp_sub(c->simd, s + lo, n_kv - lo, ra_attn_max(c->simd, s + lo, n_kv - lo));
             ra_attn_scale_round(c->simd, s + lo, n_kv - lo, (float)(1.0 / sum));
             for (int64_t j = j0; j < lo; j++) s[j] = 0.0f;          // masked: left the window
             for (int64_t j = n_kv; j < n_kv_max; j++) s[j] = 0.0f;  // masked: later positions of the block
@@ -257,7 +262,7 @@ static void ra_attn_split_scores(const ra_attn_split_ctx *c, int64_t item, int i
     ra_attn_scores(c->simd, p->k + g * ra_attn_head_stride(p) + a * p->kv_stride, p->kv_stride, n, qh, it.heads, hd, p->scale, s, c->n_kv);
     for (int64_t h = 0; h < it.heads; h++) {
         double *st = c->stats + ((it.h0 + h) * c->chunks + ch) * 2;
-        st[0] = ra_attn_max(s + h * c->n_kv, n);
+        st[0] = ra_attn_max(c->simd, s + h * c->n_kv, n);
         st[1] = ra_attn_exp_sub(c->simd, s + h * c->n_kv, n, (float)st[0]);
     }
 }

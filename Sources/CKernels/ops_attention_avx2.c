@@ -16,12 +16,32 @@ static inline __attribute__((always_inline)) void ra_attn_prefetch_row(const uin
     for (int64_t i = 0; i < hd; i += 32) _mm_prefetch((const char *)(row + i), _MM_HINT_T0);
 }
 
+/// Lanes [0, rem) set (0 < rem < 8): the tail of a row for maskload/maskstore.
+__attribute__((target("avx2")))
+static inline __m256i ra_tail_mask(int64_t rem) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32((int)rem), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
 __attribute__((target("avx2")))
 static inline float ra_hsum256(__m256 v) {
     __m128 s4 = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s4 = _mm_add_ps(s4, _mm_movehl_ps(s4, s4));
     s4 = _mm_add_ss(s4, _mm_movehdup_ps(s4));
     return _mm_cvtss_f32(s4);
+}
+
+// The horizontal sums of 8 vectors in the lanes of one, each added in ra_hsum256's order ((a0 + a4) + (a2 + a6)) +
+// ((a1 + a5) + (a3 + a7)), so a score has the same bits whichever way it is reduced; 14 shuffles and 7 adds instead of
+// 8 × (3 shuffles, 3 adds).
+__attribute__((target("avx2")))
+static inline __m256 ra_hsum256x8(const __m256 v[8]) {
+    __m256 b[4];
+    for (int k = 0; k < 4; k++)   // [v_k's lo + hi | v_{k+4}'s lo + hi]
+        b[k] = _mm256_add_ps(_mm256_permute2f128_ps(v[k], v[k + 4], 0x20), _mm256_permute2f128_ps(v[k], v[k + 4], 0x31));
+    // c01 = [b0[0] + b0[2], b1[0] + b1[2], b0[1] + b0[3], b1[1] + b1[3]] per lane (v0, v1 | v4, v5); c23 the same for 2, 3
+    const __m256 c01 = _mm256_add_ps(_mm256_unpacklo_ps(b[0], b[1]), _mm256_unpackhi_ps(b[0], b[1]));
+    const __m256 c23 = _mm256_add_ps(_mm256_unpacklo_ps(b[2], b[3]), _mm256_unpackhi_ps(b[2], b[3]));
+    return _mm256_add_ps(_mm256_shuffle_ps(c01, c23, _MM_SHUFFLE(1, 0, 1, 0)), _mm256_shuffle_ps(c01, c23, _MM_SHUFFLE(3, 2, 3, 2)));
 }
 
 // Scores of G query heads against the R positions from j of one kv head: each K row is converted once and shared by
@@ -45,6 +65,28 @@ static inline __attribute__((always_inline)) void ra_attn_scores_rows(const uint
             const __m256 qv = _mm256_loadu_ps(q + h * hd + i);
             for (int r = 0; r < R; r++) acc[r][h] = _mm256_fmadd_ps(kv[r], qv, acc[r][h]);
         }
+    }
+    if (G * R == 8) {
+        // The 8 sums at once, lane h * R + r = (row r, head h), each in ra_hsum256's order.
+        __m256 v[8];
+        for (int h = 0; h < G; h++)
+            for (int r = 0; r < R; r++) v[h * R + r] = acc[r][h];
+        const __m256 sums = _mm256_mul_ps(ra_hsum256x8(v), _mm256_set1_ps(scale));
+        if (R == 1) {
+            float t[8];
+            _mm256_storeu_ps(t, sums);
+            for (int h = 0; h < G; h++) scores[h * ss + j] = t[h];
+        } else if (R == 2) {
+            for (int h = 0; h < G; h++) {
+                const __m128 half = h < 2 ? _mm256_castps256_ps128(sums) : _mm256_extractf128_ps(sums, 1);
+                if (h % 2 == 0) _mm_storel_pi((__m64 *)(void *)(scores + h * ss + j), half);
+                else _mm_storeh_pi((__m64 *)(void *)(scores + h * ss + j), half);
+            }
+        } else {
+            _mm_storeu_ps(scores + j, _mm256_castps256_ps128(sums));
+            _mm_storeu_ps(scores + ss + j, _mm256_extractf128_ps(sums, 1));
+        }
+        return;
     }
     for (int h = 0; h < G; h++)
         for (int r = 0; r < R; r++) scores[h * ss + j + r] = ra_hsum256(acc[r][h]) * scale;
@@ -124,15 +166,37 @@ void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, con
     if (h < group) ra_attn_values_g1(v, kv_stride, n_kv, w + h * ws, ws, hd, out + h * hd);
 }
 
-/// Rounds n floats to F16 precision in place.
+/// y[i] = x[i] · f rounded to F16 precision, for n floats (y may be x; f = 1 only rounds): the product in float,
+/// then the rounding, as two passes would give.
 __attribute__((target("avx2,f16c")))
-void ra_round_f16_avx2(float *x, int64_t n) {
+void ra_scale_round_f16_avx2(const float *x, float *y, int64_t n, float f) {
+    const __m256 fv = _mm256_set1_ps(f);
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-        const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
-        _mm256_storeu_ps(x + i, _mm256_cvtph_ps(h));
+        const __m128i h = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_loadu_ps(x + i), fv), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
     }
-    for (; i < n; i++) x[i] = ra_ops_f16_to_f32(ra_ops_f32_to_f16(x[i]));
+    if (i < n) {   // the last n % 8 (F16C rounds as ra_ops_f32_to_f16 does)
+        const __m256i k = ra_tail_mask(n - i);
+        const __m128i h = _mm256_cvtps_ph(_mm256_mul_ps(_mm256_maskload_ps(x + i, k), fv), _MM_FROUND_TO_NEAREST_INT);
+        _mm256_maskstore_ps(y + i, k, _mm256_cvtph_ps(h));
+    }
+}
+
+/// The largest of n floats (-inf for none), NaN ignored as by the scalar `x > mx ? x : mx`.
+__attribute__((target("avx2")))
+float ra_max_avx2(const float *x, int64_t n) {
+    __m256 m = _mm256_set1_ps(-INFINITY);
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) m = _mm256_max_ps(_mm256_loadu_ps(x + i), m);   // (NaN in x: m is kept)
+    if (i < n) {
+        const __m256i k = ra_tail_mask(n - i);
+        m = _mm256_max_ps(_mm256_blendv_ps(_mm256_set1_ps(-INFINITY), _mm256_maskload_ps(x + i, k), _mm256_castsi256_ps(k)), m);
+    }
+    float t[8], mx = -INFINITY;
+    _mm256_storeu_ps(t, m);
+    for (int k = 0; k < 8; k++) mx = t[k] > mx ? t[k] : mx;
+    return mx;
 }
 
 // e^x for 8 lanes: x = k ln2 + r (|r| <= ln2/2, ln2 in two parts), e^r by a degree-6 polynomial, times 2^k built
@@ -193,14 +257,16 @@ double ra_exp_sub_avx2(float *x, int64_t n, float mx) {
         s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
         s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
     }
+    if (i < n) {   // the last n % 8 in the same vector code (the masked lanes' e, maybe inf from a load of 0, are cleared)
+        const __m256i k = ra_tail_mask(n - i);
+        const __m256 e = _mm256_and_ps(ra_exp8(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), m)), _mm256_castsi256_ps(k));
+        _mm256_maskstore_ps(x + i, k, e);
+        s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm256_castps256_ps128(e)));
+        s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1)));
+    }
     __m256d s = _mm256_add_pd(s0, s1);
     __m128d h = _mm_add_pd(_mm256_castpd256_pd128(s), _mm256_extractf128_pd(s, 1));
-    double sum = _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
-    for (; i < n; i++) {
-        x[i] = expf(x[i] - mx);
-        sum += (double)x[i];
-    }
-    return sum;
+    return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
 
 #endif

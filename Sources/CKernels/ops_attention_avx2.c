@@ -102,38 +102,50 @@ static inline __attribute__((always_inline)) void ra_attn_scores_rows(const uint
         for (; j < n_kv; j++) ra_attn_scores_rows(k, kv_stride, j, q, hd, scale, scores, ss, G, 1);                \
     }
 
-// out[h] = sum_j w[h][j] * V[j] for G heads, in slices of 8*S dimensions whose G*S accumulators stay in
-// registers; each V element is converted once per group. head_dim % 8 == 0.
+// Positions [j0, j1) of out[h] = sum_j w[h][j] * V[j] for G heads, dimensions [i0, i0 + 8*S): G*S accumulators in
+// registers, each V element converted once for the G heads; they start from out (zero at j0 = 0), so every output
+// element is one chain of fmas over j in order however the positions are cut.
+__attribute__((target("avx2,fma,f16c")))
+static inline __attribute__((always_inline)) void ra_attn_values_part(const uint16_t *v, int64_t kv_stride, int64_t j0,
+                                                                     int64_t j1, const float *w, int64_t ws, int64_t hd,
+                                                                     float *out, int64_t i0, const int G, const int S) {
+    __m256 acc[4][4];
+    for (int h = 0; h < G; h++)
+        for (int s = 0; s < S; s++) acc[h][s] = j0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(out + h * hd + i0 + 8 * s);
+    for (int64_t j = j0; j < j1; j++) {
+        const uint16_t *row = v + j * kv_stride + i0;
+        if (i0 == 0) ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);
+        __m256 vv[4];
+        for (int s = 0; s < S; s++) vv[s] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 8 * s)));
+        for (int h = 0; h < G; h++) {
+            const __m256 wb = _mm256_set1_ps(w[h * ws + j]);
+            for (int s = 0; s < S; s++) acc[h][s] = _mm256_fmadd_ps(wb, vv[s], acc[h][s]);
+        }
+    }
+    for (int h = 0; h < G; h++)
+        for (int s = 0; s < S; s++) _mm256_storeu_ps(out + h * hd + i0 + 8 * s, acc[h][s]);
+}
+
+/// Positions a values pass takes at a time: their V rows (8 KiB at head_dim 128) stay in L1 while every slice of
+/// dimensions passes over them. One pass per slice over all positions re-read each V row from L2 or beyond once per
+/// slice: at 4096 cached positions the values were half of a prompt's attention.
+#define RA_ATTN_VALUES_BLOCK 32
+
+// out[h] = sum_j w[h][j] * V[j] for G heads: per block of positions, slices of 8*S dimensions whose G*S
+// accumulators stay in registers, then the rest 8 at a time. head_dim % 8 == 0.
 #define RA_ATTN_VALUES(G, S)                                                                                       \
     __attribute__((target("avx2,fma,f16c")))                                                                       \
     static void ra_attn_values_g##G(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w,            \
                                     int64_t ws, int64_t hd, float *out) {                                          \
-        int64_t i0 = 0;                                                                                            \
-        for (; i0 + 8 * S <= hd; i0 += 8 * S) {                                                                    \
-            __m256 acc[G][S];                                                                                      \
-            for (int h = 0; h < G; h++)                                                                            \
-                for (int s = 0; s < S; s++) acc[h][s] = _mm256_setzero_ps();                                       \
-            for (int64_t j = 0; j < n_kv; j++) {                                                                   \
-                const uint16_t *row = v + j * kv_stride + i0;                                                      \
-                if (i0 == 0) ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);                    \
-                __m256 vv[S];                                                                                      \
-                for (int s = 0; s < S; s++) vv[s] = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(row + 8 * s))); \
-                for (int h = 0; h < G; h++) {                                                                      \
-                    const __m256 wb = _mm256_set1_ps(w[h * ws + j]);                                               \
-                    for (int s = 0; s < S; s++) acc[h][s] = _mm256_fmadd_ps(wb, vv[s], acc[h][s]);                 \
-                }                                                                                                  \
-            }                                                                                                      \
-            for (int h = 0; h < G; h++)                                                                            \
-                for (int s = 0; s < S; s++) _mm256_storeu_ps(out + h * hd + i0 + 8 * s, acc[h][s]);                \
+        if (n_kv <= 0) {                                                                                           \
+            for (int64_t i = 0; i < G * hd; i++) out[i] = 0.0f;                                                    \
+            return;                                                                                                \
         }                                                                                                          \
-        for (; i0 < hd; i0 += 8) {                                                                                 \
-            __m256 acc[G];                                                                                         \
-            for (int h = 0; h < G; h++) acc[h] = _mm256_setzero_ps();                                              \
-            for (int64_t j = 0; j < n_kv; j++) {                                                                   \
-                const __m256 vv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(v + j * kv_stride + i0)));     \
-                for (int h = 0; h < G; h++) acc[h] = _mm256_fmadd_ps(_mm256_set1_ps(w[h * ws + j]), vv, acc[h]);   \
-            }                                                                                                      \
-            for (int h = 0; h < G; h++) _mm256_storeu_ps(out + h * hd + i0, acc[h]);                               \
+        for (int64_t j0 = 0; j0 < n_kv; j0 += RA_ATTN_VALUES_BLOCK) {                                              \
+            const int64_t j1 = n_kv - j0 < RA_ATTN_VALUES_BLOCK ? n_kv : j0 + RA_ATTN_VALUES_BLOCK;                \
+            int64_t i0 = 0;                                                                                        \
+            for (; i0 + 8 * S <= hd; i0 += 8 * S) ra_attn_values_part(v, kv_stride, j0, j1, w, ws, hd, out, i0, G, S); \
+            for (; i0 < hd; i0 += 8) ra_attn_values_part(v, kv_stride, j0, j1, w, ws, hd, out, i0, G, 1);         \
         }                                                                                                          \
     }
 

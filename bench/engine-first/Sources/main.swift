@@ -10,9 +10,9 @@
 // RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line (the tg run
 // starts after `depth` random tokens were evaluated into the cache, in batches of `pp`).
 //
-// pp: `pp` random tokens evaluated as one batch into an empty cache; tg: `tg` tokens decoded one at a
-// time after `depth` random tokens already in the cache (0: an empty cache). Each is repeated `reps`
-// times; mean, spread and best run are printed as Markdown.
+// pp: `pp` random tokens evaluated as one batch after `depth` random tokens already in the cache (0: an empty
+// cache; a new chat message after a long history); tg: `tg` tokens decoded one at a time after `depth` tokens.
+// Each is repeated `reps` times; mean, spread and best run are printed as Markdown.
 import Foundation
 import RunAnywhereGGUF
 import CKernels
@@ -106,7 +106,7 @@ do {
     let t0 = clock.now
     let model = try GGUFModel(path: path)
     let loadSeconds = seconds(clock.now - t0)
-    let context = try GGUFContext(model: model, contextLength: max(pp, depth + tg) + 16, threads: threads, batchSize: pp)
+    let context = try GGUFContext(model: model, contextLength: depth + max(pp, tg) + 16, threads: threads, batchSize: pp)
     var rng = SystemRandomNumberGenerator()
     let vocab = Int32(model.vocabularySize)
     let d = model.description
@@ -121,6 +121,7 @@ do {
     for _ in 0..<reps {
         let tokens = (0..<pp).map { _ in Int32.random(in: 0..<vocab, using: &rng) }
         context.reset()
+        if depth > 0 { _ = try context.evaluate((0..<depth).map { _ in Int32.random(in: 0..<vocab, using: &rng) }) }
         let start = clock.now
         _ = try context.evaluate(tokens)
         ppRates.append(Double(pp) / seconds(clock.now - start))
@@ -152,7 +153,7 @@ do {
     print("")
     print("| test | threads | tokens/s (mean ± sd) | best |")
     print("|---|---:|---:|---:|")
-    print("| pp\(pp) | \(threads) | \(summary(ppRates)) |")
+    print("| pp\(pp)\(depth > 0 ? " @ d\(depth)" : "") | \(threads) | \(summary(ppRates)) |")
     print("| tg\(tg)\(depth > 0 ? " @ d\(depth)" : "") | \(threads) | \(summary(tgRates)) |")
 } catch {
     fail("engine-bench: \(error)")

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Decode with a long context already in the KV cache: our engine against llama.cpp at depths 0, 1024 and 4096
-# (tokens evaluated into the cache before the timed single-token steps). Writes bench/results/engine-depth.md.
+# (tokens evaluated into the cache before the timed single-token steps), and a 128-token prompt evaluated there (a
+# new message after a long chat). Writes bench/results/engine-depth.md.
 #
 #   bench/engine/depth.sh [--reps 3] [--threads 2] [--tg 32] [--depths "0 1024 4096"] [--cpu native|avx2]
 #                         [--models "FILE.gguf ..."] [--ours BIN] [--before BIN] [--pages huge|asis] [--out FILE]
@@ -54,7 +55,7 @@ ENGINES="ours"
 if "$PY" -c 'import llama_cpp' 2>/dev/null; then ENGINES="$ENGINES llama.cpp"; else echo "no llama-cpp-python at $PY: skipping llama.cpp" >&2; fi
 MAXD=0
 for d in $DEPTHS; do [ "$d" -gt "$MAXD" ] && MAXD=$d; done
-CTX=$((MAXD + TG + 16))
+CTX=$((MAXD + (TG > 128 ? TG : 128) + 16))
 mkdir -p bench/work "$(dirname "$OUT")"
 RAW="bench/work/$(basename "$OUT" .md)-raw.tsv"
 : > "$RAW"
@@ -100,13 +101,16 @@ FLAGS="$(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -E '^(avx2|fma|f16
     echo "- load average (1/5/15 min) before: $LOAD_BEFORE, after: $LOAD_AFTER. Engines take turns run by run (fresh"
     echo "  process each, order rotating round by round); medians."
     echo "- depth d: d random tokens evaluated into the cache (batches of 128) before tg$TG: $TG single-token steps"
-    echo "  timed at positions d ... d+$((TG - 1)); n_ctx $CTX for every run."
+    echo "  timed at positions d ... d+$((TG - 1)); pp128 at depth d: one batch of 128 random tokens at positions"
+    echo "  d ... d+127, taken out of the cache again before the tg steps (at depth 0: the pp run into an empty cache);"
+    echo "  n_ctx $CTX for every run."
     echo "- $PAGE_STATE (--pages $PAGES)"
     echo
     python3 - "$RAW" "$ENGINES" <<'PY'
 import statistics, sys
 from collections import defaultdict
 runs = defaultdict(list)            # (model, depth, engine) -> [tg]
+prompts = defaultdict(list)         # (model, depth, engine) -> [pp at that depth]
 models, depths = [], []
 for line in open(sys.argv[1]):
     m, d, e, _, result, _ = line.rstrip("\n").split("\t")
@@ -115,6 +119,8 @@ for line in open(sys.argv[1]):
         continue
     d = int(d)
     runs[(m, d, e)].append(float(kv["tg"]))
+    if "pp_depth" in kv:
+        prompts[(m, d, e)].append(float(kv["pp_depth"]))
     if m not in models: models.append(m)
     if d not in depths: depths.append(d)
 engines = sys.argv[2].split()
@@ -143,6 +149,26 @@ for m in models:
                 grow = 1000 / med(m, d, e) - 1000 / med(m, 0, e)
                 row.append(f"+{grow:.2f} (+{grow * 1024 / d:.2f})")
         print("| " + " | ".join(row) + " |")
+if any(prompts.values()):
+    pmed = lambda m, d, e: statistics.median(prompts[(m, d, e)]) if prompts[(m, d, e)] else float("nan")
+    print()
+    print("A 128-token prompt evaluated at that depth (tokens/s, medians):")
+    print()
+    head = ["model", "depth"] + [f"pp128 {e} tok/s" for e in engines]
+    if "llama.cpp" in engines:
+        head += [f"**{e} / llama.cpp**" for e in engines if e != "llama.cpp"]
+    if "before" in engines:
+        head.append("ours / before")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "---|" * 2 + "---:|" * (len(head) - 2))
+    for m in models:
+        for d in depths:
+            row = [m, str(d)] + [f"{pmed(m, d, e):.1f}" for e in engines]
+            if "llama.cpp" in engines:
+                row += [f"**{pmed(m, d, e) / pmed(m, d, 'llama.cpp'):.2f}×**" for e in engines if e != "llama.cpp"]
+            if "before" in engines:
+                row.append(f"{pmed(m, d, 'ours') / pmed(m, d, 'before'):.2f}×")
+            print("| " + " | ".join(row) + " |")
 PY
     echo
     echo "Raw runs (model, depth, engine, round, result, 1-min load average after the run):"

@@ -8,6 +8,8 @@ bench (one process per measurement, like engine-bench --report): load time (mode
 load, a warm-up batch, then pp = one llama_decode of `pp` tokens into an empty cache and tg = `tg`
 single-token llama_decode calls (greedy: argmax of the logits is fed back) after `depth` random tokens were
 put in the cache (llama_decode in batches of `pp`; 0: an empty cache), and peak RSS; printed as one RESULT line. No numpy import, so the interpreter adds little to the RSS.
+With depth > 0, pp_depth is one more llama_decode of `pp` tokens at positions depth ... depth + pp - 1 (a new message
+after a long chat), removed from the cache again before the tg steps; with depth 0 it is pp.
 """
 import argparse
 import ctypes
@@ -55,7 +57,7 @@ def bench(a) -> None:
     if not model:
         sys.exit(f"cannot load {a.model}")
     cp = L.llama_context_default_params()
-    cp.n_ctx = max(a.ctx, a.pp, a.depth + a.tg + 1)
+    cp.n_ctx = max(a.ctx, a.pp, a.depth + max(a.tg, a.pp) + 1)
     cp.n_batch = cp.n_ubatch = a.pp
     cp.n_threads = cp.n_threads_batch = a.threads
     ctx = L.llama_init_from_model(model, cp)
@@ -87,6 +89,14 @@ def bench(a) -> None:
     clear_cache(ctx)
     for p0 in range(0, a.depth, a.pp):     # tokens already in the cache before the timed steps
         decode([rnd.randrange(vocab) for _ in range(min(a.pp, a.depth - p0))], p0)
+    pp_depth = pp
+    if a.depth > 0:
+        tokens = [rnd.randrange(vocab) for _ in range(a.pp)]
+        start = time.perf_counter()
+        decode(tokens, a.depth)
+        pp_depth = a.pp / (time.perf_counter() - start)
+        if not L.llama_memory_seq_rm(L.llama_get_memory(ctx), 0, a.depth, -1):
+            sys.exit("llama_memory_seq_rm failed")
     token = 1
     start = time.perf_counter()
     for i in range(a.tg):
@@ -100,7 +110,7 @@ def bench(a) -> None:
                 best, bv = j, logits[j]
         token = best
     tg = a.tg / (time.perf_counter() - start)
-    print(f"RESULT load_s={load_s:.4f} pp={pp:.3f} tg={tg:.3f} rss_load_mib={rss_load:.1f} "
+    print(f"RESULT load_s={load_s:.4f} pp={pp:.3f} tg={tg:.3f} pp_depth={pp_depth:.3f} rss_load_mib={rss_load:.1f} "
           f"rss_peak_mib={status_mib('VmHWM'):.1f}", flush=True)
     L.llama_batch_free(batch)
     L.llama_free(ctx)

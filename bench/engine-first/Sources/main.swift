@@ -8,7 +8,8 @@
 //
 // --report (used by bench/engine/run.sh, one process per measurement): load time (model + context),
 // RSS after load, one pp run and one tg run after a warm-up, peak RSS, printed as one RESULT line (the tg run
-// starts after `depth` random tokens were evaluated into the cache, in batches of `pp`).
+// starts after `depth` random tokens were evaluated into the cache, in batches of `pp`; with depth > 0,
+// pp_depth is one more batch of `pp` tokens timed there and taken out of the cache again before tg).
 //
 // pp: `pp` random tokens evaluated as one batch after `depth` random tokens already in the cache (0: an empty
 // cache; a new chat message after a long history); tg: `tg` tokens decoded one at a time after `depth` tokens.
@@ -75,7 +76,7 @@ if report {
     do {
         let t0 = clock.now
         let model = try GGUFModel(path: path)
-        let context = try GGUFContext(model: model, contextLength: max(ctx, pp, depth + tg + 1), threads: threads, batchSize: pp)
+        let context = try GGUFContext(model: model, contextLength: max(ctx, pp, depth + max(tg, pp) + 1), threads: threads, batchSize: pp)
         let loadSeconds = seconds(clock.now - t0)
         let rssLoad = statusMiB("VmRSS")
         let vocab = Int32(model.vocabularySize)
@@ -87,15 +88,23 @@ if report {
         _ = try context.evaluate(tokens)
         let ppRate = Double(pp) / seconds(clock.now - start)
         context.reset()
-        if depth > 0 { _ = try context.evaluate((0..<depth).map { _ in Int32.random(in: 0..<vocab, using: &rng) }) }
+        var ppDepthRate = ppRate
+        if depth > 0 {
+            _ = try context.evaluate((0..<depth).map { _ in Int32.random(in: 0..<vocab, using: &rng) })
+            let batch = (0..<pp).map { _ in Int32.random(in: 0..<vocab, using: &rng) }
+            start = clock.now
+            _ = try context.evaluate(batch)
+            ppDepthRate = Double(pp) / seconds(clock.now - start)
+            context.truncate(to: depth)
+        }
         var token: Int32 = 1
         start = clock.now
         for _ in 0..<tg {
             token = Greedy.token(try context.decode(token))
         }
         let tgRate = Double(tg) / seconds(clock.now - start)
-        print(String(format: "RESULT load_s=%.4f pp=%.3f tg=%.3f rss_load_mib=%.1f rss_peak_mib=%.1f",
-                     loadSeconds, ppRate, tgRate, rssLoad, statusMiB("VmHWM")))
+        print(String(format: "RESULT load_s=%.4f pp=%.3f tg=%.3f pp_depth=%.3f rss_load_mib=%.1f rss_peak_mib=%.1f",
+                     loadSeconds, ppRate, tgRate, ppDepthRate, rssLoad, statusMiB("VmHWM")))
     } catch {
         fail("engine-bench: \(error)")
     }

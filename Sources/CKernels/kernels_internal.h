@@ -327,6 +327,11 @@ void ra_attn_scores_avx2(const uint16_t *k, int64_t kv_stride, int64_t n_kv, con
 // out[h] = sum_j w[h * ws + j] * V[j] for `group` rows (out is overwritten):
 void ra_attn_values_avx2(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
                          int64_t group, int64_t hd, float *out);
+// The same two with AVX-512 (the avx512 and avx512-vnni paths), head_dim % 16 == 0:
+void ra_attn_scores_avx512(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,
+                           int64_t hd, float scale, float *scores, int64_t ss);
+void ra_attn_values_avx512(const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
+                           int64_t group, int64_t hd, float *out);
 // y[i] = x[i] * f rounded to F16 precision (y may be x):
 void ra_scale_round_f16_avx2(const float *x, float *y, int64_t n, float f);
 // The largest of n floats, NaN ignored (-inf for none):

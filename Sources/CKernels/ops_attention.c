@@ -78,10 +78,13 @@ static void ra_attn_values_scalar(const uint16_t *v, int64_t kv_stride, int64_t 
 static int ra_has_avx2_f16c(void) { return ra_path_is_x86_simd(ra_kernel_path()); }
 #endif
 
-/// Which kernels a call runs: SIMD ones when the thread's path has them and head_dim % 8 == 0.
+/// Which kernels a call runs: SIMD ones when the thread's path has them and head_dim % 8 == 0 (on x86: 2, the AVX-512
+/// q·k and V kernels, on the avx512 paths when head_dim % 16 == 0; 1, the AVX2 ones; the softmax steps are AVX2 in both).
 static int ra_attn_simd(int64_t head_dim) {
 #ifdef RA_X86
-    return ra_has_avx2_f16c() && head_dim % 8 == 0;
+    if (!ra_has_avx2_f16c() || head_dim % 8 != 0) return 0;
+    const int path = ra_kernel_path();
+    return (path == RA_PATH_AVX512 || path == RA_PATH_AVX512_VNNI) && head_dim % 16 == 0 ? 2 : 1;
 #elif defined(RA_ARM)
     return ra_neon_ops_enabled() && head_dim % 8 == 0;
 #else
@@ -93,6 +96,7 @@ static int ra_attn_simd(int64_t head_dim) {
 static void ra_attn_scores(int simd, const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,
                            int64_t hd, float scale, float *scores, int64_t ss) {
 #ifdef RA_X86
+    if (simd == 2) { ra_attn_scores_avx512(k, kv_stride, n_kv, q, group, hd, scale, scores, ss); return; }
     if (simd) { ra_attn_scores_avx2(k, kv_stride, n_kv, q, group, hd, scale, scores, ss); return; }
 #elif defined(RA_ARM)
     if (simd) { ra_neon_attn_scores(k, kv_stride, n_kv, q, group, hd, scale, scores, ss); return; }
@@ -104,6 +108,7 @@ static void ra_attn_scores(int simd, const uint16_t *k, int64_t kv_stride, int64
 static void ra_attn_values(int simd, const uint16_t *v, int64_t kv_stride, int64_t n_kv, const float *w, int64_t ws,
                            int64_t group, int64_t hd, float *out) {
 #ifdef RA_X86
+    if (simd == 2) { ra_attn_values_avx512(v, kv_stride, n_kv, w, ws, group, hd, out); return; }
     if (simd) { ra_attn_values_avx2(v, kv_stride, n_kv, w, ws, group, hd, out); return; }
 #elif defined(RA_ARM)
     if (simd) {

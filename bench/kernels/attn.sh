@@ -25,9 +25,9 @@ for r in $(seq 1 "$ROUNDS"); do
     for shape in "16 8 128 28 $DEPTH $THREADS 16 0 0" "9 3 64 30 $DEPTH $THREADS 16 0 0" "4 1 256 18 $DEPTH $THREADS 16 512 6"; do
         for b in $BINS; do
             printf '%s\t' "$b"
-            # The working tree's engine keeps its cache head-major (ra_attention_params.kv_head_stride); a revision
-            # from before that field runs the position-major layout it had.
-            if [ "$b" = after ]; then export ATTN_HEAD_MAJOR=1; else unset ATTN_HEAD_MAJOR; fi
+            # The engine keeps its cache head-major (ra_attention_params.kv_head_stride); a revision from before that
+            # field (stop 21) needs ATTN_BEFORE_POSITION_MAJOR=1 to run the position-major layout it had.
+            if [ "$b" = before ] && [ -n "${ATTN_BEFORE_POSITION_MAJOR:-}" ]; then unset ATTN_HEAD_MAJOR; else export ATTN_HEAD_MAJOR=1; fi
             # shellcheck disable=SC2086
             "$OUT/$b" $shape "$KPATH"
         done

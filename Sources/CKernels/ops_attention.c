@@ -9,7 +9,8 @@
 // on the cache length only, never on the number of threads, so results stay bit-identical across thread counts.
 //
 // x86-64: the AVX2/FMA/F16C kernels of ops_attention_avx2.c (with a vector exp) when the calling thread's kernel path
-// allows them; aarch64: the NEON ones of ops_neon.c; otherwise scalar C.
+// allows them, and on the avx512 paths the 512-bit q·k and V kernels of ops_attention_avx512.c (both from
+// attention_kernels_impl.h); aarch64: the NEON ones of ops_neon.c; otherwise scalar C.
 #include "ra_ops.h"
 #include "ckernels.h"
 #include "kernels_internal.h"

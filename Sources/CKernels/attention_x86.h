@@ -40,21 +40,17 @@ static inline __m256 ra_hsum256x8(const __m256 v[8]) {
 }
 
 // scores[h * ss + j + r] = scale × the horizontal sum of acc[r][h] for G heads and R positions, each sum in
-// ra_hsum256's order: 8 at once when G × R = 8, else one by one.
+// ra_hsum256's order: 8 at once for 4 heads × 2 positions or 2 × 4 (the kernels' main runs), else one by one.
 __attribute__((target("avx2")))
 static inline __attribute__((always_inline)) void ra_attn_store_scores(__m256 acc[4][8], float scale, float *scores,
                                                                       int64_t ss, int64_t j, const int G, const int R) {
-    if (G * R == 8) {
+    if (G * R == 8 && R > 1) {
         // The 8 sums at once, lane h * R + r = (row r, head h), each in ra_hsum256's order.
         __m256 v[8];
         for (int h = 0; h < G; h++)
             for (int r = 0; r < R; r++) v[h * R + r] = acc[r][h];
         const __m256 sums = _mm256_mul_ps(ra_hsum256x8(v), _mm256_set1_ps(scale));
-        if (R == 1) {
-            float t[8];
-            _mm256_storeu_ps(t, sums);
-            for (int h = 0; h < G; h++) scores[h * ss + j] = t[h];
-        } else if (R == 2) {
+        if (R == 2) {
             for (int h = 0; h < G; h++) {
                 const __m128 half = h < 2 ? _mm256_castps256_ps128(sums) : _mm256_extractf128_ps(sums, 1);
                 if (h % 2 == 0) _mm_storel_pi((__m64 *)(void *)(scores + h * ss + j), half);

@@ -124,23 +124,36 @@ for line in open(sys.argv[1]):
     if m not in models: models.append(m)
     if d not in depths: depths.append(d)
 engines = sys.argv[2].split()
-med = lambda m, d, e: statistics.median(runs[(m, d, e)]) if runs[(m, d, e)] else float("nan")
-head = ["model", "depth"] + [f"tg {e} tok/s" for e in engines]
-if "llama.cpp" in engines:
-    head += [f"**{e} / llama.cpp**" for e in engines if e != "llama.cpp"]
-if "before" in engines:
-    head.append("ours / before")
+median_of = lambda data: (lambda m, d, e: statistics.median(data[(m, d, e)]) if data[(m, d, e)] else float("nan"))
+med = median_of(runs)
+
+
+def rate_head(label):   # each engine's rate, then ours (and before) against llama.cpp, then ours against before
+    head = [f"{label} {e} tok/s" for e in engines]
+    if "llama.cpp" in engines:
+        head += [f"**{e} / llama.cpp**" for e in engines if e != "llama.cpp"]
+    if "before" in engines:
+        head.append("ours / before")
+    return head
+
+
+def rate_cells(md, m, d):
+    row = [f"{md(m, d, e):.1f}" for e in engines]
+    if "llama.cpp" in engines:
+        row += [f"**{md(m, d, e) / md(m, d, 'llama.cpp'):.2f}×**" for e in engines if e != "llama.cpp"]
+    if "before" in engines:
+        row.append(f"{md(m, d, 'ours') / md(m, d, 'before'):.2f}×")
+    return row
+
+
+head = ["model", "depth"] + rate_head("tg")
 head += [f"{e} ms/token" for e in engines]
 head += [f"{e}: + ms/token vs depth 0, per 1024 cached" for e in engines]
 print("| " + " | ".join(head) + " |")
 print("|" + "---|" * 2 + "---:|" * (len(head) - 2))
 for m in models:
     for d in depths:
-        row = [m, str(d)] + [f"{med(m, d, e):.1f}" for e in engines]
-        if "llama.cpp" in engines:
-            row += [f"**{med(m, d, e) / med(m, d, 'llama.cpp'):.2f}×**" for e in engines if e != "llama.cpp"]
-        if "before" in engines:
-            row.append(f"{med(m, d, 'ours') / med(m, d, 'before'):.2f}×")
+        row = [m, str(d)] + rate_cells(med, m, d)
         row += [f"{1000 / med(m, d, e):.2f}" for e in engines]
         for e in engines:
             if d == 0 or 0 not in depths:
@@ -150,25 +163,15 @@ for m in models:
                 row.append(f"+{grow:.2f} (+{grow * 1024 / d:.2f})")
         print("| " + " | ".join(row) + " |")
 if any(prompts.values()):
-    pmed = lambda m, d, e: statistics.median(prompts[(m, d, e)]) if prompts[(m, d, e)] else float("nan")
     print()
     print("A 128-token prompt evaluated at that depth (tokens/s, medians):")
     print()
-    head = ["model", "depth"] + [f"pp128 {e} tok/s" for e in engines]
-    if "llama.cpp" in engines:
-        head += [f"**{e} / llama.cpp**" for e in engines if e != "llama.cpp"]
-    if "before" in engines:
-        head.append("ours / before")
+    head = ["model", "depth"] + rate_head("pp128")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * 2 + "---:|" * (len(head) - 2))
     for m in models:
         for d in depths:
-            row = [m, str(d)] + [f"{pmed(m, d, e):.1f}" for e in engines]
-            if "llama.cpp" in engines:
-                row += [f"**{pmed(m, d, e) / pmed(m, d, 'llama.cpp'):.2f}×**" for e in engines if e != "llama.cpp"]
-            if "before" in engines:
-                row.append(f"{pmed(m, d, 'ours') / pmed(m, d, 'before'):.2f}×")
-            print("| " + " | ".join(row) + " |")
+            print("| " + " | ".join([m, str(d)] + rate_cells(median_of(prompts), m, d)) + " |")
 PY
     echo
     echo "Raw runs (model, depth, engine, round, result, 1-min load average after the run):"

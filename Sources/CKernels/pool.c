@@ -74,6 +74,64 @@ static int64_t ra_now_ns(void) {
 
 static inline uint32_t ra_gen(uint64_t s) { return (uint32_t)(s >> 32); }
 
+#ifdef RA_POOL_STATS
+// A diagnostic build (bench/engine/poolstat.sh compiles the engine with -DRA_POOL_STATS): per step function, the
+// calls, the ones the caller ran alone, the caller's time in them, its wait for the workers at their end, and the
+// workers' idle time between runs; printed to stderr at exit as "POOLSTAT" lines (the function as an offset in its
+// object, which the script names with addr2line). Release builds compile none of it.
+#include <dlfcn.h>
+#include <stdio.h>
+enum { RA_STAT_SLOTS = 64 };
+typedef struct { const void *fn; int64_t calls, solo, work_ns, wait_ns; } ra_pool_stat_slot;
+static ra_pool_stat_slot ra_stat_slots[RA_STAT_SLOTS];
+static int64_t ra_stat_idle_ns;
+static pthread_mutex_t ra_stat_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+static _Thread_local int ra_stat_depth;   // > 0 inside a step: a step run from within one (or on a worker) is its time
+
+static void ra_pool_stat(const void *fn, int solo, int64_t work_ns, int64_t wait_ns) {
+    if (ra_stat_depth > 0) return;
+    pthread_mutex_lock(&ra_stat_mutex);
+    for (int i = 0; i < RA_STAT_SLOTS; i++) {
+        ra_pool_stat_slot *s = &ra_stat_slots[i];
+        if (s->fn != fn && s->fn != NULL) continue;
+        s->fn = fn;
+        s->calls++;
+        s->solo += solo;
+        s->work_ns += work_ns;
+        s->wait_ns += wait_ns;
+        break;
+    }
+    pthread_mutex_unlock(&ra_stat_mutex);
+}
+
+static void ra_pool_stat_idle(int64_t ns) {
+    pthread_mutex_lock(&ra_stat_mutex);
+    ra_stat_idle_ns += ns;
+    pthread_mutex_unlock(&ra_stat_mutex);
+}
+
+__attribute__((destructor)) static void ra_pool_stat_print(void) {
+    for (int i = 0; i < RA_STAT_SLOTS && ra_stat_slots[i].fn; i++) {
+        const ra_pool_stat_slot *s = &ra_stat_slots[i];
+        Dl_info info;
+        const long offset = dladdr(s->fn, &info) && info.dli_fbase ? (long)((const char *)s->fn - (const char *)info.dli_fbase) : 0;
+        fprintf(stderr, "POOLSTAT fn=0x%lx object=%s calls=%lld solo=%lld work_ms=%.3f wait_ms=%.3f\n", offset,
+                offset ? info.dli_fname : "?", (long long)s->calls, (long long)s->solo, s->work_ns / 1e6, s->wait_ns / 1e6);
+    }
+    fprintf(stderr, "POOLSTAT workers_idle_ms=%.3f\n", ra_stat_idle_ns / 1e6);
+}
+#define RA_STAT(fn, solo, work, wait) ra_pool_stat((const void *)(fn), (solo), (work), (wait))
+#define RA_STAT_IDLE(ns) ra_pool_stat_idle(ns)
+#define RA_STAT_ENTER() (ra_stat_depth++)
+#define RA_STAT_LEAVE() (ra_stat_depth--)
+#else
+#define RA_STAT(fn, solo, work, wait) ((void)0)
+#define RA_STAT_IDLE(ns) ((void)0)
+#define RA_STAT_ENTER() ((void)0)
+#define RA_STAT_LEAVE() ((void)0)
+#endif
+
 /// Waits until the generation differs from `seen`; returns the new one.
 static uint32_t ra_wait_generation(ra_pool *pool, uint32_t seen) {
     int64_t start = 0;
@@ -103,7 +161,9 @@ static void ra_claim_loop(ra_job *job, int ith) {
         const int64_t i0 = atomic_fetch_add_explicit(&job->next, job->chunk, memory_order_relaxed);
         if (i0 >= job->n) break;
         const int64_t i1 = i0 + job->chunk < job->n ? i0 + job->chunk : job->n;
+        RA_STAT_ENTER();
         job->range_fn(job->ctx, i0, i1, ith);
+        RA_STAT_LEAVE();
     }
 }
 
@@ -114,7 +174,13 @@ static void *ra_worker_main(void *p) {
     free(arg);
     uint32_t seen = 0;
     for (;;) {
+#ifdef RA_POOL_STATS
+        const int64_t idle0 = ra_now_ns();
         seen = ra_wait_generation(pool, seen);
+        RA_STAT_IDLE(ra_now_ns() - idle0);
+#else
+        seen = ra_wait_generation(pool, seen);
+#endif
         if (atomic_load(&pool->stop)) break;
         // Join the run unless it has moved on or was closed.
         uint64_t s = atomic_load(&pool->state);
@@ -231,13 +297,22 @@ void ra_pool_run(ra_pool *pool, ra_pool_fn fn, void *ctx) {
 void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *ctx) {
     if (n <= 0) return;
     if (chunk < 1) chunk = 1;
+#ifdef RA_POOL_STATS
+    const int64_t s0 = ra_now_ns();
+#endif
     if (!pool || pool->n_threads == 1 || n <= chunk) {
+        RA_STAT_ENTER();
         fn(ctx, 0, n, 0);
+        RA_STAT_LEAVE();
+        RA_STAT(fn, 1, ra_now_ns() - s0, 0);
         return;
     }
     if (pool->solo_left > 0) {          // the machine is oversubscribed: workers keep losing their CPU
         pool->solo_left--;
+        RA_STAT_ENTER();
         fn(ctx, 0, n, 0);
+        RA_STAT_LEAVE();
+        RA_STAT(fn, 1, ra_now_ns() - s0, 0);
         return;
     }
     ra_job job;
@@ -255,6 +330,7 @@ void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *
     const int64_t t1 = ra_now_ns();
     ra_close(pool);
     const int64_t waited = ra_now_ns() - t1;
+    RA_STAT(fn, 0, t1 - t0, waited);
     if (waited > 200000 && waited > 2 * (t1 - t0)) {
         if (++pool->strikes >= 3) {
             pool->strikes = 0;

@@ -55,16 +55,18 @@ RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_att
 
 // Positions [j0, j1) of out[h] = sum_j w[h][j] * V[j] for G heads, dimensions [i0, i0 + W*S): G*S accumulators in
 // registers, each V element converted once for the G heads; they start from out (zero at j0 = 0), so every output
-// element is one chain of fmas over j in order however the positions are cut.
+// element is one chain of fmas over j in order however the positions are cut. PF: the pass that also prefetches each
+// V row RA_ATTN_PREFETCH_ROWS ahead (a block's first slice). The V row advances by a pointer and the prefetch is a
+// constant of the pass (an index times kv_stride and a test of i0 in the loop took ports the fmas need).
 RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_attn_values_part)(
         const uint16_t *v, int64_t kv_stride, int64_t j0, int64_t j1, const float *w, int64_t ws, int64_t hd, float *out,
-        int64_t i0, const int G, const int S) {
+        int64_t i0, const int G, const int S, const int PF) {
     RA_AK_VEC acc[4][4];
     for (int h = 0; h < G; h++)
         for (int s = 0; s < S; s++) acc[h][s] = j0 == 0 ? RA_AK_ZERO() : RA_AK_LOADU(out + h * hd + i0 + RA_AK_W * s);
-    for (int64_t j = j0; j < j1; j++) {
-        const uint16_t *row = v + j * kv_stride + i0;
-        if (i0 == 0) ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);
+    const uint16_t *row = v + j0 * kv_stride + i0;
+    for (int64_t j = j0; j < j1; j++, row += kv_stride) {
+        if (PF) ra_attn_prefetch_row(row + RA_ATTN_PREFETCH_ROWS * kv_stride, hd);
         RA_AK_VEC vv[4];
         for (int s = 0; s < S; s++) vv[s] = RA_AK_LOADH(row + RA_AK_W * s);
         for (int h = 0; h < G; h++) {
@@ -78,7 +80,7 @@ RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_att
 
 // out[h] = sum_j w[h][j] * V[j] for G heads: per block of positions, slices of W*S dimensions whose G*S
 // accumulators stay in registers (per position, S conversions and G broadcasts feed G*S fmas), then the rest W at a
-// time.
+// time; the first slice of a block prefetches its V rows.
 #define RA_AK_VALUES(G, S)                                                                                         \
     RA_AK_TARGET static void RA_AK_NAME(ra_attn_values_g##G)(const uint16_t *v, int64_t kv_stride, int64_t n_kv,    \
                                                              const float *w, int64_t ws, int64_t hd, float *out) {   \
@@ -88,10 +90,17 @@ RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_att
         }                                                                                                          \
         for (int64_t j0 = 0; j0 < n_kv; j0 += RA_ATTN_VALUES_BLOCK) {                                              \
             const int64_t j1 = n_kv - j0 < RA_ATTN_VALUES_BLOCK ? n_kv : j0 + RA_ATTN_VALUES_BLOCK;                \
-            int64_t i0 = 0;                                                                                        \
+            int64_t i0;                                                                                            \
+            if (RA_AK_W * S <= hd) {                                                                               \
+                RA_AK_NAME(ra_attn_values_part)(v, kv_stride, j0, j1, w, ws, hd, out, 0, G, S, 1);                 \
+                i0 = RA_AK_W * S;                                                                                  \
+            } else {                                                                                               \
+                RA_AK_NAME(ra_attn_values_part)(v, kv_stride, j0, j1, w, ws, hd, out, 0, G, 1, 1);                 \
+                i0 = RA_AK_W;                                                                                      \
+            }                                                                                                      \
             for (; i0 + RA_AK_W * S <= hd; i0 += RA_AK_W * S)                                                      \
-                RA_AK_NAME(ra_attn_values_part)(v, kv_stride, j0, j1, w, ws, hd, out, i0, G, S);                   \
-            for (; i0 < hd; i0 += RA_AK_W) RA_AK_NAME(ra_attn_values_part)(v, kv_stride, j0, j1, w, ws, hd, out, i0, G, 1); \
+                RA_AK_NAME(ra_attn_values_part)(v, kv_stride, j0, j1, w, ws, hd, out, i0, G, S, 0);                \
+            for (; i0 < hd; i0 += RA_AK_W) RA_AK_NAME(ra_attn_values_part)(v, kv_stride, j0, j1, w, ws, hd, out, i0, G, 1, 0); \
         }                                                                                                          \
     }
 

@@ -26,7 +26,7 @@ RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_att
         const int G, const int R) {
     const uint16_t *row = k + j * kv_stride;
     for (int r = 0; r < R; r++) ra_attn_prefetch_row(row + (RA_ATTN_PREFETCH_ROWS + r) * kv_stride, hd);
-    RA_AK_VEC acc[4][8];
+    RA_AK_VEC acc[4][4];   // [position][head]: R and G are at most 4
     for (int r = 0; r < R; r++)
         for (int h = 0; h < G; h++) acc[r][h] = RA_AK_ZERO();
     for (int64_t i = 0; i < hd; i += RA_AK_W) {
@@ -37,7 +37,7 @@ RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_att
             for (int r = 0; r < R; r++) acc[r][h] = RA_AK_FMA(kv[r], qv, acc[r][h]);
         }
     }
-    __m256 folded[4][8];
+    __m256 folded[4][4];
     for (int r = 0; r < R; r++)
         for (int h = 0; h < G; h++) folded[r][h] = RA_AK_FOLD(acc[r][h]);
     ra_attn_store_scores(folded, scale, scores, ss, j, G, R);
@@ -48,6 +48,7 @@ RA_AK_TARGET static inline __attribute__((always_inline)) void RA_AK_NAME(ra_att
     RA_AK_TARGET static void RA_AK_NAME(ra_attn_scores_g##G)(const uint16_t *k, int64_t kv_stride, int64_t n_kv,    \
                                                              const float *q, int64_t hd, float scale, float *scores, \
                                                              int64_t ss) {                                         \
+        _Static_assert(G <= 4 && R <= 4, "ra_attn_scores_rows holds at most 4 heads x 4 positions");              \
         int64_t j = 0;                                                                                             \
         for (; j + R <= n_kv; j += R) RA_AK_NAME(ra_attn_scores_rows)(k, kv_stride, j, q, hd, scale, scores, ss, G, R); \
         for (; j < n_kv; j++) RA_AK_NAME(ra_attn_scores_rows)(k, kv_stride, j, q, hd, scale, scores, ss, G, 1);     \

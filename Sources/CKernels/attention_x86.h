@@ -42,7 +42,7 @@ static inline __m256 ra_hsum256x8(const __m256 v[8]) {
 // scores[h * ss + j + r] = scale × the horizontal sum of acc[r][h] for G heads and R positions, each sum in
 // ra_hsum256's order: 8 at once for 4 heads × 2 positions or 2 × 4 (the kernels' main runs), else one by one.
 __attribute__((target("avx2")))
-static inline __attribute__((always_inline)) void ra_attn_store_scores(__m256 acc[4][8], float scale, float *scores,
+static inline __attribute__((always_inline)) void ra_attn_store_scores(__m256 acc[4][4], float scale, float *scores,
                                                                       int64_t ss, int64_t j, const int G, const int R) {
     if (G * R == 8 && R > 1) {
         // The 8 sums at once, lane h * R + r = (row r, head h), each in ra_hsum256's order.

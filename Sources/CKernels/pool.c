@@ -121,11 +121,13 @@ __attribute__((destructor)) static void ra_pool_stat_print(void) {
     }
     fprintf(stderr, "POOLSTAT workers_idle_ms=%.3f\n", ra_stat_idle_ns / 1e6);
 }
+#define RA_STAT_CLOCK(t) const int64_t t = ra_now_ns()
 #define RA_STAT(fn, solo, work, wait) ra_pool_stat((const void *)(fn), (solo), (work), (wait))
 #define RA_STAT_IDLE(ns) ra_pool_stat_idle(ns)
 #define RA_STAT_ENTER() (ra_stat_depth++)
 #define RA_STAT_LEAVE() (ra_stat_depth--)
-#else
+#else   // the arguments are not evaluated
+#define RA_STAT_CLOCK(t) ((void)0)
 #define RA_STAT(fn, solo, work, wait) ((void)0)
 #define RA_STAT_IDLE(ns) ((void)0)
 #define RA_STAT_ENTER() ((void)0)
@@ -174,13 +176,9 @@ static void *ra_worker_main(void *p) {
     free(arg);
     uint32_t seen = 0;
     for (;;) {
-#ifdef RA_POOL_STATS
-        const int64_t idle0 = ra_now_ns();
+        RA_STAT_CLOCK(idle0);
         seen = ra_wait_generation(pool, seen);
         RA_STAT_IDLE(ra_now_ns() - idle0);
-#else
-        seen = ra_wait_generation(pool, seen);
-#endif
         if (atomic_load(&pool->stop)) break;
         // Join the run unless it has moved on or was closed.
         uint64_t s = atomic_load(&pool->state);
@@ -297,9 +295,7 @@ void ra_pool_run(ra_pool *pool, ra_pool_fn fn, void *ctx) {
 void ra_pool_for(ra_pool *pool, int64_t n, int64_t chunk, ra_range_fn fn, void *ctx) {
     if (n <= 0) return;
     if (chunk < 1) chunk = 1;
-#ifdef RA_POOL_STATS
-    const int64_t s0 = ra_now_ns();
-#endif
+    RA_STAT_CLOCK(s0);
     if (!pool || pool->n_threads == 1 || n <= chunk) {
         RA_STAT_ENTER();
         fn(ctx, 0, n, 0);

@@ -214,14 +214,16 @@ float ra_vec_dot(int weight_type, int64_t n, const void *w_row, const void *x_ro
 }
 
 // Per-thread scratch, grown on demand and freed when the thread ends: slot 0 for repacked weight panels and
-// activation sums (the x86 batch kernels), slot 1 for the activation scales of a product (ra_thread_side_buffer).
-static pthread_key_t g_scratch_key[2];
+// activation sums (the x86 batch kernels), slot 1 for the activation scales of a product (ra_thread_side_buffer), slot 2
+// for repacked rows converted back (ra_thread_unpack_buffer), which the kernels then run on with slot 0.
+static pthread_key_t g_scratch_key[3];
 typedef struct { int64_t size; uint8_t data[]; } ra_scratch;
 
 static void scratch_free(void *p) { free(p); }
 static void scratch_key_init(void) {
     pthread_key_create(&g_scratch_key[0], scratch_free);
     pthread_key_create(&g_scratch_key[1], scratch_free);
+    pthread_key_create(&g_scratch_key[2], scratch_free);
 }
 
 static uint8_t *ra_thread_scratch_slot(int slot, int64_t bytes) {
@@ -240,6 +242,11 @@ static uint8_t *ra_thread_scratch_slot(int slot, int64_t bytes) {
 float *ra_thread_side_buffer(int64_t floats) {
     uint8_t *p = ra_thread_scratch_slot(1, floats * (int64_t)sizeof(float));
     return p ? (float *)(void *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
+}
+
+uint8_t *ra_thread_unpack_buffer(int64_t bytes) {
+    uint8_t *p = ra_thread_scratch_slot(2, bytes);
+    return p ? (uint8_t *)(((uintptr_t)p + 63) & ~(uintptr_t)63) : NULL;
 }
 
 #if defined(__x86_64__)
@@ -334,6 +341,20 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
 
 void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                          float *out, int64_t out_stride, int64_t r0, int64_t r1) {
+    if (weight_type == RA_Q4_K_X8) {
+#if defined(__x86_64__)
+        // batches on the paths that repack: panels packed straight from the repacked groups
+        const int xpath = ra_kernel_path();
+        if (nb > 1 && ra_q4_k_x8_kernel(xpath)) {
+            const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
+            uint8_t *scratch = ra_thread_scratch(bytes);
+            if (scratch && (xpath == RA_PATH_AVX2_VNNI ? ra_matmul_q4_k_x8_avxvnni : ra_matmul_q4_k_x8_avx2)(
+                               w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+        }
+#endif
+        ra_q4_k_x8_rows(w, n, x, nb, out, out_stride, r0, r1);
+        return;
+    }
     ra_dot_fn dot;
     ra_dot_multi_fn multi;
     ra_dot_rows_fn rows;

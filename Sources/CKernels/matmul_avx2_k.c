@@ -164,10 +164,10 @@ RA_AVX2_INLINE void k4_panel8_run(int64_t ns, const void *panel, const uint8_t *
 
 RA_AVX2 static int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
-                             const int five) {
+                             const int five, const int64_t wblk) {
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = ns * (five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k)), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const int64_t wrow = ns * wblk, xrow = ns * (int64_t)sizeof(blk_q8_k);
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     q4_k_panel8 *panel = (q4_k_panel8 *)(void *)base;
@@ -191,12 +191,52 @@ RA_AVX2 static void q5_k_panel8_run(int64_t ns, const void *panel, const uint8_t
 
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_pack_panel8, q4_k_panel8_run, 0);
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_pack_panel8, q4_k_panel8_run, 0,
+                     (int64_t)sizeof(blk_q4_k));
 }
 
 int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run, 1);
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run, 1,
+                     (int64_t)sizeof(blk_q5_k));
+}
+
+// Q4_K rows repacked at load (RA_Q4_K_X8, q4_k_x8.c): the layout already holds 8 rows' quartets side by side, so a panel
+// is its nibbles split in two and its byte scales widened, with no transpose. W: a group of 8 rows (nrows is 8).
+RA_AVX2 static void q4_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    q4_k_panel8 *p = panel;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *b = W + i * RA_Q4_K_X8_GROUP_BYTES;   // d[8], dmin[8] (halves), sc[8][8], mn[8][8], qs[4][8][32]
+        q4_k_panel8 *pi = p + i;
+        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b)));
+        _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + 16))));
+        for (int j = 0; j < 8; j++) {
+            const __m256i s = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 32 + 8 * j)));
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
+        }
+        for (int q = 0; q < 4; q++) {
+            const __m256i m0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 96 + 16 * q)));
+            const __m256i m1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 96 + 16 * q + 8)));
+            _mm256_store_si256((__m256i *)pi->mins[q], _mm256_or_si256(m0, _mm256_slli_epi32(m1, 16)));
+        }
+        for (int g = 0; g < 4; g++) {
+            for (int e = 0; e < 8; e++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 160 + 256 * g + 32 * e));
+                _mm256_store_si256((__m256i *)pi->q[16 * g + e], _mm256_and_si256(v, m4));
+                _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+            }
+        }
+    }
+}
+
+int ra_matmul_q4_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_panel8_run, 0,
+                     RA_Q4_K_X8_GROUP_BYTES / 8);
 }
 
 // MARK: - Q4_K and Q5_K panels with AVX-VNNI (RA_PATH_AVX2_VNNI)
@@ -263,10 +303,17 @@ RA_AVXVNNI_INLINE void k4_vnni8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
     int ra_matmul_##name##_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, \
                                    int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                  \
         return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack_panel8,             \
-                         name##_vnni8_run, five);                                                                      \
+                         name##_vnni8_run, five, five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k));        \
     }
 RA_K4_AVXVNNI(q4_k, 0)
 RA_K4_AVXVNNI(q5_k, 1)
+
+int ra_matmul_q4_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_vnni8_run, 0,
+                     RA_Q4_K_X8_GROUP_BYTES / 8);
+}
 
 // MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales
 //

@@ -32,4 +32,38 @@ struct EngineKQuantBatchTests {
             }
         }
     }
+
+    @Test("Q4_K matrices repacked at load give the logits of the file's layout, bit for bit on every path", arguments: KernelPath.available)
+    func repackedEqualsFileLayout(path: KernelPath) throws {
+        let root = try #require(TestData.root)
+        let file = root + "/models/tiny-llama-spm-q4_k_m.gguf"
+        let repacked = try GGUFModel(path: file, repackWeights: true)
+        let plain = try GGUFModel(path: file, repackWeights: false)
+        // Repacked where the CPU's own path has the decode kernel (the models load on it, whatever path runs below).
+        let expected = ra_q4_k_x8_kernel(ra_kernel_path()) != 0
+        let layer = repacked.weights.layers[0]
+        for m in [layer.q, layer.k, layer.output, layer.gate, layer.up, layer.down] {
+            #expect((m.kernelType == Int32(RA_Q4_K_X8)) == expected, "\(m.name): kernel type \(m.kernelType)")
+        }
+        #expect(plain.weights.layers.allSatisfy { $0.gate.kernelType == Int32(RA_Q4_K) })
+        #expect(repacked.weights.tokenEmbedding.kernelType == Int32(RA_Q4_K), "the token embedding stays in the file")
+        let prompt = (0..<13).map { Int32(($0 * 977 + 3) % repacked.vocabularySize) }
+        func run(_ model: GGUFModel) throws -> [Float] {
+            try path.run {
+                let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
+                var logits = try context.evaluate(prompt, allLogits: true)
+                var token: Int32 = 7
+                for _ in 0..<4 {
+                    let one = try context.decode(token)
+                    token = Int32(one.indices.max { one[$0] < one[$1] } ?? 0)
+                    logits += one
+                }
+                return logits
+            }
+        }
+        let a = try run(repacked), b = try run(plain)
+        #expect(a.count == b.count)
+        let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
+        #expect(differing == 0, "\(path): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
+    }
 }

@@ -136,6 +136,14 @@ public final class GGUFFile: @unchecked Sendable {
     public func releaseHeaderPages() {
         mapping.release(before: dataOffset)
     }
+
+    /// Drops this process's mapping of the whole pages inside `tensor`'s bytes (`MADV_DONTNEED`; pages it shares
+    /// with a neighbour are kept), after the engine copied the tensor elsewhere: they no longer count in the resident
+    /// size. The page cache keeps them, and reading the tensor again maps them back in.
+    public func releasePages(of tensor: GGUFTensorInfo) {
+        guard tensor.offset >= 0, tensor.byteCount > 0, tensor.offset <= fileSize - tensor.byteCount else { return }
+        mapping.release(from: tensor.offset, to: tensor.offset + tensor.byteCount)
+    }
 }
 
 /// A read-only private mapping of a whole file; unmapped when released.
@@ -178,11 +186,17 @@ private final class Mapping {
 
     /// `MADV_DONTNEED` over the whole pages before `offset` (a page shared with data after it is kept).
     func release(before offset: Int) {
+        release(from: 0, to: offset)
+    }
+
+    /// `MADV_DONTNEED` over the whole pages inside [start, end) (pages shared with bytes outside are kept).
+    func release(from start: Int, to end: Int) {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         guard page > 0 else { return }
-        let end = min(offset, size) / page * page
-        guard end > 0 else { return }
-        _ = madvise(base, end, MADV_DONTNEED)
+        let first = (max(0, start) + page - 1) / page * page
+        let last = min(end, size) / page * page
+        guard last > first else { return }
+        _ = madvise(base + first, last - first, MADV_DONTNEED)
     }
 
     deinit { munmap(base, size) }

@@ -24,10 +24,10 @@ final class PageBlock: @unchecked Sendable {
     /// Bytes in the block.
     let byteCount: Int
 
-    /// Maps the pages for `layout`; throws `.io` when the system refuses that much memory.
-    init(_ layout: Layout) throws {
+    /// Maps the pages for `layout`; throws `.io` naming `purpose` when the system refuses that much memory.
+    init(_ layout: Layout, purpose: String = "the KV cache and buffers") throws {
         guard let base = ra_alloc_pages(layout.total) else {
-            throw GGUFError(.io, "could not allocate \(layout.total) bytes for the KV cache and buffers")
+            throw GGUFError(.io, "could not allocate \(layout.total) bytes for \(purpose)")
         }
         self.base = base
         self.layout = layout
@@ -35,6 +35,9 @@ final class PageBlock: @unchecked Sendable {
     }
 
     deinit { ra_free_pages(base, layout.total) }
+
+    /// Asks for the block to be backed by huge pages where the system has them (a hint; ra_advise_huge_pages).
+    func adviseHugePages() { _ = ra_advise_huge_pages(base, layout.total) }
 
     /// The buffer of `slot`, untyped.
     func raw(_ slot: Int) -> UnsafeMutableRawPointer { base + layout.offsets[slot] }

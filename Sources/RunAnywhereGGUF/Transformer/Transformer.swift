@@ -252,7 +252,7 @@ final class Transformer: @unchecked Sendable {
 
     /// out[b * m.rows + r] = row r of m · activation row b.
     private func matmul(_ m: WeightMatrix, _ act: UnsafeRawPointer, rows: Int, into out: UnsafeMutablePointer<Float>) {
-        ra_matmul_par(pool, Int32(bitPattern: m.type.rawValue), m.data, Int64(m.columns), Int64(m.rows), act,
+        ra_matmul_par(pool, m.kernelType, m.data, Int64(m.columns), Int64(m.rows), act,
                       Int64(rows), out, Int64(m.rows))
     }
 
@@ -260,7 +260,7 @@ final class Transformer: @unchecked Sendable {
     private func matmul(_ m1: WeightMatrix, _ out1: UnsafeMutablePointer<Float>, _ m2: WeightMatrix, _ out2: UnsafeMutablePointer<Float>,
                         _ m3: WeightMatrix?, _ out3: UnsafeMutablePointer<Float>?, _ act: UnsafeRawPointer, rows: Int) {
         func job(_ m: WeightMatrix, _ out: UnsafeMutablePointer<Float>) -> ra_matmul_job {
-            ra_matmul_job(weight_type: Int32(bitPattern: m.type.rawValue), w: m.data, n: Int64(m.columns), rows: Int64(m.rows),
+            ra_matmul_job(weight_type: m.kernelType, w: m.data, n: Int64(m.columns), rows: Int64(m.rows),
                           x: act, nb: Int64(rows), out: out, out_stride: Int64(m.rows))
         }
         jobs[0] = job(m1, out1)

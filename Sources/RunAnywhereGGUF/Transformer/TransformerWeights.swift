@@ -1,9 +1,13 @@
 import CKernels
+import Dispatch
 
-/// A weight matrix inside the mapped file: `rows` rows of `columns` elements of `type`, never copied.
+/// A weight matrix: `rows` rows of `columns` elements of `type`, inside the mapped file (never copied), or repacked
+/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8).
 struct WeightMatrix: @unchecked Sendable {
     let name: String
     let type: GGMLType
+    /// The type id the kernels are called with: `type`'s, or RA_Q4_K_X8 for Q4_K rows repacked at load.
+    let kernelType: Int32
     let data: UnsafeRawPointer
     /// Elements per row (ggml ne0): the length of the input vector.
     let columns: Int
@@ -14,20 +18,26 @@ struct WeightMatrix: @unchecked Sendable {
     /// The format activations are converted to before they are multiplied with this matrix.
     let activationType: Int32
 
-    /// Pointer to row r.
+    /// Pointer to row r (as stored in the file: not for a repacked matrix).
     func row(_ r: Int) -> UnsafeRawPointer { data + r * rowBytes }
+
+    /// This matrix with its rows at `data` in the layout of kernel type `kernelType`.
+    func moved(to data: UnsafeRawPointer, kernelType: Int32) -> WeightMatrix {
+        WeightMatrix(name: name, type: type, kernelType: kernelType, data: data, columns: columns, rows: rows,
+                     rowBytes: Int(ra_row_bytes(kernelType, Int64(columns))), activationType: activationType)
+    }
 }
 
 /// The weights of one transformer block.
 struct LayerWeights: @unchecked Sendable {
     let attentionNorm: [Float]
-    let q, k, v, output: WeightMatrix
+    var q, k, v, output: WeightMatrix
     let qBias, kBias, vBias: [Float]?
     let qNorm, kNorm: [Float]?
     /// Gemma: RMSNorm of the attention output and of the feed-forward output before each residual add.
     let postAttentionNorm, postFeedForwardNorm: [Float]?
     let ffnNorm: [Float]
-    let gate, up, down: WeightMatrix
+    var gate, up, down: WeightMatrix
 }
 
 /// All weights of a model, validated against its configuration. Matrices point into the mapping;
@@ -36,16 +46,19 @@ struct TransformerWeights: @unchecked Sendable {
     let tokenEmbedding: WeightMatrix
     let outputNorm: [Float]
     /// The output projection (the token embedding when the model ties them).
-    let output: WeightMatrix
+    private(set) var output: WeightMatrix
     let hasTiedOutput: Bool
     /// Per-dimension RoPE frequency divisors (`rope_freqs.weight`, Llama 3.1+), or nil.
     let ropeFrequencyFactors: [Float]?
-    let layers: [LayerWeights]
+    private(set) var layers: [LayerWeights]
+    /// The pages holding the repacked matrices (nil when none were repacked); freed with the weights.
+    private(set) var repacked: PageBlock?
 
-    /// Looks every tensor up and checks its shape and type.
+    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K matrices are repacked for decode where
+    /// the CPU's kernel path multiplies them faster that way (``repackQ4K(file:)``).
     /// - Throws: `GGUFError(.invalidFormat)` for a missing tensor or a wrong shape, `.unsupported` for a tensor
-    ///   type the kernels cannot multiply.
-    init(file: GGUFFile, config c: TransformerConfig) throws {
+    ///   type the kernels cannot multiply, `.io` when the memory for repacked matrices cannot be had.
+    init(file: GGUFFile, config c: TransformerConfig, repack: Bool = true) throws {
         let loader = TensorLoader(file: file)
         tokenEmbedding = try loader.matrix("token_embd.weight", columns: c.embeddingLength, rows: c.vocabularySize)
         outputNorm = try loader.vector("output_norm.weight", count: c.embeddingLength)
@@ -92,6 +105,54 @@ struct TransformerWeights: @unchecked Sendable {
             ))
         }
         self.layers = layers
+        if repack && ra_q4_k_x8_kernel(ra_kernel_path()) != 0 { try repackQ4K(file: file) }
+    }
+
+    /// Repacks every Q4_K matrix of the layers (and an untied output matrix) into groups of 8 interleaved rows
+    /// (ra_q4_k_x8_repack), whose decode kernel computes twice as fast as the one-row Q4_K dot on AVX2, where that dot,
+    /// not the memory, set the decode rate (bench/results/engine-notes.md, "Stop 32"). The results are the same bits.
+    /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
+    /// then dropped from this process's mapping, so the resident size grows by the 2.8% the repacked layout adds, not
+    /// by a second copy. The token embedding stays in the file: rows are looked up there one at a time.
+    private mutating func repackQ4K(file: GGUFFile) throws {
+        struct Slot { let layer: Int; let which: Int; let matrix: WeightMatrix; let slot: Int; let bytes: Int }
+        var layout = PageBlock.Layout()
+        var slots: [Slot] = []
+        func consider(_ m: WeightMatrix, layer: Int, which: Int) {
+            guard m.type == .q4_K else { return }
+            let bytes = Int(ra_q4_k_x8_bytes(Int64(m.columns), Int64(m.rows)))
+            guard bytes > 0 else { return }
+            slots.append(Slot(layer: layer, which: which, matrix: m, slot: layout.add(bytes), bytes: bytes))
+        }
+        for (i, l) in layers.enumerated() {
+            for (which, m) in [l.q, l.k, l.v, l.output, l.gate, l.up, l.down].enumerated() { consider(m, layer: i, which: which) }
+        }
+        if !hasTiedOutput { consider(output, layer: -1, which: 0) }
+        guard !slots.isEmpty else { return }
+        let block = try PageBlock(layout, purpose: "the repacked Q4_K weights")
+        block.adviseHugePages()
+        let all = slots
+        // Each tensor's file pages are let go as soon as it is copied, so the resident size never holds both copies
+        // of more than the matrices in flight.
+        DispatchQueue.concurrentPerform(iterations: all.count) { k in
+            let s = all[k]
+            _ = ra_q4_k_x8_repack(s.matrix.data, Int64(s.matrix.columns), Int64(s.matrix.rows), block.raw(s.slot))
+            if let t = file.tensor(named: s.matrix.name) { file.releasePages(of: t) }
+        }
+        for s in all {
+            let m = s.matrix.moved(to: UnsafeRawPointer(block.raw(s.slot)), kernelType: Int32(RA_Q4_K_X8))
+            if s.layer < 0 { output = m; continue }
+            switch s.which {
+            case 0: layers[s.layer].q = m
+            case 1: layers[s.layer].k = m
+            case 2: layers[s.layer].v = m
+            case 3: layers[s.layer].output = m
+            case 4: layers[s.layer].gate = m
+            case 5: layers[s.layer].up = m
+            default: layers[s.layer].down = m
+            }
+        }
+        repacked = block
     }
 }
 
@@ -132,7 +193,7 @@ struct TensorLoader {
         guard t.byteCount >= rowBytes * rows else {
             throw GGUFError(.invalidFormat, "\(file.path): tensor \(name) holds \(t.byteCount) bytes, expected \(rowBytes * rows)")
         }
-        return WeightMatrix(name: name, type: t.type, data: file.data(of: t), columns: columns, rows: rows,
+        return WeightMatrix(name: name, type: t.type, kernelType: type, data: file.data(of: t), columns: columns, rows: rows,
                             rowBytes: rowBytes, activationType: activation)
     }
 

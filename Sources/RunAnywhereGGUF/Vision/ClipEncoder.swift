@@ -79,7 +79,7 @@ final class ClipEncoder: @unchecked Sendable {
             ra_quantize_rows_par(pool, layer.q.activationType, xn, Int64(e), Int64(n), quant)
             if layer.k.activationType == layer.q.activationType && layer.v.activationType == layer.q.activationType {
                 let jobs = [(layer.q, q), (layer.k, k), (layer.v, v)].map { m, o in
-                    ra_matmul_job(weight_type: Int32(bitPattern: m.type.rawValue), w: m.data, n: Int64(m.columns),
+                    ra_matmul_job(weight_type: m.kernelType, w: m.data, n: Int64(m.columns),
                                   rows: Int64(m.rows), x: quant, nb: Int64(n), out: o, out_stride: Int64(m.rows))
                 }
                 jobs.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
@@ -145,7 +145,7 @@ final class ClipEncoder: @unchecked Sendable {
     private func matmul(_ m: WeightMatrix, _ src: UnsafePointer<Float>, rows: Int, into out: UnsafeMutablePointer<Float>,
                         pool: OpaquePointer?) {
         ra_quantize_rows_par(pool, m.activationType, src, Int64(m.columns), Int64(rows), quant)
-        ra_matmul_par(pool, Int32(bitPattern: m.type.rawValue), m.data, Int64(m.columns), Int64(m.rows), quant,
+        ra_matmul_par(pool, m.kernelType, m.data, Int64(m.columns), Int64(m.rows), quant,
                       Int64(rows), out, Int64(m.rows))
     }
 

@@ -3,6 +3,7 @@
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 //   --cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native: run the kernels of that path only (default: the best this CPU has)
+//   --no-repack: keep Q4_K matrices in the file's layout (GGUFModel(path:repackWeights: false)), for before/after
 //   --sample: tg through GGUFContext.generate with the default SamplingParameters (seed 1), the token loop
 //             the CLI runs (sampling, detokenizing) instead of decode + argmax (not with --report)
 //
@@ -25,7 +26,7 @@ func fail(_ message: String) -> Never {
 
 var args = Array(CommandLine.arguments.dropFirst())
 var threads = 2, pp = 128, tg = 64, reps = 3, depth = 0, ctx = 0
-var report = false, sample = false
+var report = false, sample = false, repack = true
 var path: String?
 while !args.isEmpty {
     let a = args.removeFirst()
@@ -42,6 +43,7 @@ while !args.isEmpty {
     case "--ctx": ctx = value()
     case "--report": report = true
     case "--sample": sample = true
+    case "--no-repack": repack = false
     case "--cpu":
         // Restrict the kernels to a lower path than the CPU offers (what a machine without AVX-512 would run).
         guard !args.isEmpty else { fail("--cpu needs a path name or native") }
@@ -50,7 +52,7 @@ while !args.isEmpty {
         guard name == "native" || path >= 0 else { fail("--cpu \(name): not a kernel path of this architecture (or native)") }
         ra_set_cpu_features_mask(name == "native" ? -1 : ra_kernel_path_mask(path))
     case "-h", "--help":
-        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native] [--sample]")
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native] [--sample] [--no-repack]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
@@ -75,7 +77,7 @@ func statusMiB(_ key: String) -> Double {
 if report {
     do {
         let t0 = clock.now
-        let model = try GGUFModel(path: path)
+        let model = try GGUFModel(path: path, repackWeights: repack)
         let context = try GGUFContext(model: model, contextLength: max(ctx, pp, depth + max(tg, pp) + 1), threads: threads, batchSize: pp)
         let loadSeconds = seconds(clock.now - t0)
         let rssLoad = statusMiB("VmRSS")
@@ -113,7 +115,7 @@ if report {
 
 do {
     let t0 = clock.now
-    let model = try GGUFModel(path: path)
+    let model = try GGUFModel(path: path, repackWeights: repack)
     let loadSeconds = seconds(clock.now - t0)
     let context = try GGUFContext(model: model, contextLength: depth + max(pp, tg) + 16, threads: threads, batchSize: pp)
     var rng = SystemRandomNumberGenerator()

@@ -341,18 +341,20 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
 
 void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                          float *out, int64_t out_stride, int64_t r0, int64_t r1) {
-    if (weight_type == RA_Q4_K_X8) {
+    if (weight_type == RA_Q4_K_X8 || weight_type == RA_Q5_K_X8) {
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
-        if (nb > 1 && ra_q4_k_x8_kernel(xpath)) {
+        if (nb > 1 && ra_k_x8_kernel(xpath)) {
             const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
             uint8_t *scratch = ra_thread_scratch(bytes);
-            if (scratch && (xpath == RA_PATH_AVX2_VNNI ? ra_matmul_q4_k_x8_avxvnni : ra_matmul_q4_k_x8_avx2)(
-                               w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+            const int five = weight_type == RA_Q5_K_X8, vnni = xpath == RA_PATH_AVX2_VNNI;
+            const ra_matmul_batch_fn batch = five ? (vnni ? ra_matmul_q5_k_x8_avxvnni : ra_matmul_q5_k_x8_avx2)
+                                                  : (vnni ? ra_matmul_q4_k_x8_avxvnni : ra_matmul_q4_k_x8_avx2);
+            if (scratch && batch(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         }
 #endif
-        ra_q4_k_x8_rows(w, n, x, nb, out, out_stride, r0, r1);
+        ra_k_x8_rows(weight_type, w, n, x, nb, out, out_stride, r0, r1);
         return;
     }
     ra_dot_fn dot;

@@ -147,9 +147,9 @@ static inline __attribute__((always_inline)) void ra_panel_prefetch(const uint8_
 #endif
 }
 
-// Products of RA_Q4_K_X8 rows (q4_k_x8.c), as ra_matmul_rows takes them: the AVX2 decode kernel, or the rows converted
-// back to Q4_K in the thread's unpack buffer.
-void ra_q4_k_x8_rows(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1);
+// Products of RA_Q4_K_X8 / RA_Q5_K_X8 rows (type x8; k4_x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or
+// the rows converted back to the file's type in the thread's unpack buffer.
+void ra_k_x8_rows(int x8, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1);
 // The calling thread's buffer for rows converted back to their file layout (at least `bytes`), or NULL.
 uint8_t *ra_thread_unpack_buffer(int64_t bytes);
 
@@ -312,12 +312,16 @@ int ra_matmul_q5_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 // AVX-512 path without VNNI runs (measured faster there than 512-bit kernels without vpdpbusd).
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// RA_Q4_K_X8 weights (Q4_K repacked at load, q4_k_x8.c) × nb Q8_K activation rows on the AVX2 and AVX2_VNNI paths: the
-// same panels and scratch as Q4_K's, packed from the repacked groups; rows [r0, r1) must start and end at multiples of 8
-// (else 0, nothing done). The bits of ra_matmul_q4_k_avx2 / _avxvnni on the same rows.
+// RA_Q4_K_X8 / RA_Q5_K_X8 weights (repacked at load, k4_x8.c) × nb Q8_K activation rows on the AVX2 and AVX2_VNNI
+// paths: the same panels and scratch as Q4_K's and Q5_K's, packed from the repacked groups; rows [r0, r1) must start and
+// end at multiples of 8 (else 0, nothing done). The bits of ra_matmul_q4_k_avx2 / q5_k / _avxvnni on the same rows.
 int ra_matmul_q4_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Q5_K weights × nb Q8_K activation rows (the same panels and scratch as Q4_K's, matmul_avx2_k.c), in dot_q5_k's order,
 // which every x86 path's Q5_K dot shares: what all x86 paths run for Q5_K batches.

@@ -164,7 +164,7 @@ RA_AVX2_INLINE void k4_panel8_run(int64_t ns, const void *panel, const uint8_t *
 
 RA_AVX2 static int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
-                             const int five, const int64_t wblk) {
+                             const int64_t wblk) {
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
     const int64_t wrow = ns * wblk, xrow = ns * (int64_t)sizeof(blk_q8_k);
@@ -191,25 +191,26 @@ RA_AVX2 static void q5_k_panel8_run(int64_t ns, const void *panel, const uint8_t
 
 int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_pack_panel8, q4_k_panel8_run, 0,
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_pack_panel8, q4_k_panel8_run,
                      (int64_t)sizeof(blk_q4_k));
 }
 
 int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run, 1,
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_pack_panel8, q5_k_panel8_run,
                      (int64_t)sizeof(blk_q5_k));
 }
 
-// Q4_K rows repacked at load (RA_Q4_K_X8, q4_k_x8.c): the layout already holds 8 rows' quartets side by side, so a panel
-// is its nibbles split in two and its byte scales widened, with no transpose. W: a group of 8 rows (nrows is 8).
-RA_AVX2 static void q4_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
-    (void)wrow;
-    (void)nrows;
+// Q4_K and Q5_K rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, k4_x8.c): the layout already holds 8 rows' quartets
+// side by side, so a panel is their nibbles split in two (with Q5_K's fifth bits added) and the byte scales widened,
+// with no transpose. W: a group of 8 rows (nrows is 8). The repacked super-block: d[8], dmin[8] (halves), sc[8][8],
+// mn[8][8], (Q5_K: qh[8][8][4]), qs[4][8][8][4].
+RA_AVX2_INLINE void k4_x8_pack_panel8(const uint8_t *W, int64_t ns, void *panel, const int five) {
     q4_k_panel8 *p = panel;
-    const __m256i m4 = _mm256_set1_epi8(15);
+    const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? 416 : 160;
+    const __m256i m4 = _mm256_set1_epi8(15), bit4 = _mm256_set1_epi8(0x10);
     for (int64_t i = 0; i < ns; i++) {
-        const uint8_t *b = W + i * RA_Q4_K_X8_GROUP_BYTES;   // d[8], dmin[8] (halves), sc[8][8], mn[8][8], qs[4][8][32]
+        const uint8_t *b = W + i * gb;
         q4_k_panel8 *pi = p + i;
         _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b)));
         _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + 16))));
@@ -224,19 +225,41 @@ RA_AVX2 static void q4_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t 
         }
         for (int g = 0; g < 4; g++) {
             for (int e = 0; e < 8; e++) {
-                const __m256i v = _mm256_loadu_si256((const __m256i *)(b + 160 + 256 * g + 32 * e));
-                _mm256_store_si256((__m256i *)pi->q[16 * g + e], _mm256_and_si256(v, m4));
-                _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(b + oqs + 256 * g + 32 * e));
+                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                if (five) {   // bit 2g of the qh byte: the low nibble's fifth bit; 2g + 1: the high one's
+                    const __m256i h = _mm256_loadu_si256((const __m256i *)(b + 160 + 32 * e));
+                    lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(h, 2 * g), 4), bit4));
+                    hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(h, 2 * g + 1), 4), bit4));
+                }
+                _mm256_store_si256((__m256i *)pi->q[16 * g + e], lo);
+                _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], hi);
             }
         }
     }
+}
+RA_AVX2 static void q4_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    k4_x8_pack_panel8(W, ns, panel, 0);
+}
+RA_AVX2 static void q5_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    k4_x8_pack_panel8(W, ns, panel, 1);
 }
 
 int ra_matmul_q4_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_panel8_run, 0,
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_panel8_run,
                      RA_Q4_K_X8_GROUP_BYTES / 8);
+}
+int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_x8_pack_panel8, q5_k_panel8_run,
+                     RA_Q5_K_X8_GROUP_BYTES / 8);
 }
 
 // MARK: - Q4_K and Q5_K panels with AVX-VNNI (RA_PATH_AVX2_VNNI)
@@ -303,7 +326,7 @@ RA_AVXVNNI_INLINE void k4_vnni8_m(int64_t ns, const q4_k_panel8 *p, const uint8_
     int ra_matmul_##name##_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, \
                                    int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                  \
         return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack_panel8,             \
-                         name##_vnni8_run, five, five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k));        \
+                         name##_vnni8_run, five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k));        \
     }
 RA_K4_AVXVNNI(q4_k, 0)
 RA_K4_AVXVNNI(q5_k, 1)
@@ -311,8 +334,14 @@ RA_K4_AVXVNNI(q5_k, 1)
 int ra_matmul_q4_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_vnni8_run, 0,
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_vnni8_run,
                      RA_Q4_K_X8_GROUP_BYTES / 8);
+}
+int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_x8_pack_panel8, q5_k_vnni8_run,
+                     RA_Q5_K_X8_GROUP_BYTES / 8);
 }
 
 // MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales

@@ -33,20 +33,28 @@ struct EngineKQuantBatchTests {
         }
     }
 
-    @Test("Q4_K matrices repacked at load give the logits of the file's layout, bit for bit on every path", arguments: KernelPath.available)
-    func repackedEqualsFileLayout(path: KernelPath) throws {
+    @Test("Q4_K and Q5_K matrices repacked at load give the logits of the file's layout, bit for bit on every path",
+          arguments: ["tiny-llama-spm-q4_k_m", "tiny-llama-spm-q5_k_m"], KernelPath.available)
+    func repackedEqualsFileLayout(name: String, path: KernelPath) throws {
         let root = try #require(TestData.root)
-        let file = root + "/models/tiny-llama-spm-q4_k_m.gguf"
+        let file = root + "/models/\(name).gguf"
         let repacked = try GGUFModel(path: file, repackWeights: true)
         let plain = try GGUFModel(path: file, repackWeights: false)
-        // Repacked where the CPU's own path has the decode kernel (the models load on it, whatever path runs below).
-        let expected = ra_q4_k_x8_kernel(ra_kernel_path()) != 0
-        let layer = repacked.weights.layers[0]
-        for m in [layer.q, layer.k, layer.output, layer.gate, layer.up, layer.down] {
-            #expect((m.kernelType == Int32(RA_Q4_K_X8)) == expected, "\(m.name): kernel type \(m.kernelType)")
+        // Repacked where the CPU's own path has the decode kernels (the models load on it, whatever path runs below).
+        let expected = ra_k_x8_kernel(ra_kernel_path()) != 0
+        var repackedCount = 0
+        for layer in repacked.weights.layers {
+            for m in [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down] {
+                let type = Int32(bitPattern: m.type.rawValue), x8 = ra_k_x8_type(type)
+                let want = expected && x8 >= 0 ? x8 : type
+                #expect(m.kernelType == want, "\(m.name) (\(m.type.name)): kernel type \(m.kernelType), expected \(want)")
+                if m.kernelType != type { repackedCount += 1 }
+            }
         }
-        #expect(plain.weights.layers.allSatisfy { $0.gate.kernelType == Int32(RA_Q4_K) })
-        #expect(repacked.weights.tokenEmbedding.kernelType == Int32(RA_Q4_K), "the token embedding stays in the file")
+        #expect(expected == (repackedCount > 0), "\(name): \(repackedCount) matrices repacked")
+        #expect(plain.weights.layers.allSatisfy { $0.gate.kernelType == Int32(bitPattern: $0.gate.type.rawValue) })
+        #expect(repacked.weights.tokenEmbedding.kernelType == Int32(bitPattern: repacked.weights.tokenEmbedding.type.rawValue),
+                "the token embedding stays in the file")
         let prompt = (0..<13).map { Int32(($0 * 977 + 3) % repacked.vocabularySize) }
         func run(_ model: GGUFModel) throws -> [Float] {
             try path.run {
@@ -64,6 +72,6 @@ struct EngineKQuantBatchTests {
         let a = try run(repacked), b = try run(plain)
         #expect(a.count == b.count)
         let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
-        #expect(differing == 0, "\(path): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
+        #expect(differing == 0, "\(name) \(path): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
     }
 }

@@ -1,10 +1,10 @@
-// In-process A/B of Q4_K decode on the current path: the file's rows (RA_Q4_K, the path's rows kernel) against the same
-// rows repacked at load (RA_Q4_K_X8, q4_k_x8.c), called in alternation on one activation row, 300 trials each; prints
-// best and median GB/s (of the file's bytes) and whether the outputs are bit-identical. Also checks a batch (nb = 5)
-// and the scalar path through the repacked rows against the file's rows. Built and run by bench/kernels/x8_ab.sh.
+// In-process A/B of Q4_K or Q5_K decode on the current path: the file's rows (the path's rows kernel) against the same
+// rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, k4_x8.c), called in alternation on one activation row, 300 trials
+// each; prints best and median GB/s (of the file's bytes) and whether the outputs are bit-identical. Also checks a batch
+// (nb = 5) and the scalar path through the repacked rows against the file's rows. Built and run by bench/kernels/x8_ab.sh.
 //
-//   x8_ab N ROWS        X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory) instead of one (from cache);
-//                       X8_AB_HUGE=1: in huge pages
+//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
+//                       instead of one (from cache); X8_AB_HUGE=1: in huge pages
 #include "ckernels.h"
 #include "ra_memory.h"
 #include <stdio.h>
@@ -15,11 +15,12 @@
 static int same(const float *a, const float *b, int64_t k) { return memcmp(a, b, (size_t)k * sizeof(float)) == 0; }
 
 int main(int argc, char **argv) {
-    if (argc < 3) { fprintf(stderr, "usage: x8_ab N ROWS\n"); return 2; }
-    const int64_t n = atol(argv[1]), rows = atol(argv[2]);
+    if (argc < 4) { fprintf(stderr, "usage: x8_ab TYPE N ROWS\n"); return 2; }
+    const int type = atoi(argv[1]), x8 = ra_k_x8_type(type);
+    const int64_t n = atol(argv[2]), rows = atol(argv[3]);
     const int mem = getenv("X8_AB_MEMORY") && atoi(getenv("X8_AB_MEMORY"));
-    const int64_t wrow = ra_row_bytes(RA_Q4_K, n), mat = wrow * rows, xmat = ra_q4_k_x8_bytes(n, rows);
-    if (wrow <= 0 || xmat <= 0) { fprintf(stderr, "shape %ld x %ld cannot be repacked\n", (long)n, (long)rows); return 2; }
+    const int64_t wrow = ra_row_bytes(type, n), mat = wrow * rows, xmat = ra_k_x8_bytes(type, n, rows), bb = ra_type_block_bytes(type);
+    if (x8 < 0 || wrow <= 0 || xmat <= 0) { fprintf(stderr, "shape %ld x %ld cannot be repacked\n", (long)n, (long)rows); return 2; }
     const int64_t nmat = mem ? (256 << 20) / mat + 1 : 1;
     // X8_AB_HUGE=1: both sides in pages asked to be huge (ra_advise_huge_pages), as the engine's repacked weights are
     const int huge = getenv("X8_AB_HUGE") && atoi(getenv("X8_AB_HUGE"));
@@ -34,12 +35,12 @@ int main(int argc, char **argv) {
     uint8_t *X = malloc((size_t)(xrow * NB));
     if (!W || !R || !xf || !o1 || !o2 || !X) { fprintf(stderr, "out of memory\n"); return 2; }
     for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)trial_rnd();
-    for (int64_t b = 0; b < mat * nmat / 144; b++) {   // finite half scales d and dmin
+    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales d and dmin
         const uint16_t d = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f + 1e-4f), m = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f);
-        memcpy(W + b * 144, &d, 2);
-        memcpy(W + b * 144 + 2, &m, 2);
+        memcpy(W + b * bb, &d, 2);
+        memcpy(W + b * bb + 2, &m, 2);
     }
-    for (int64_t k = 0; k < nmat; k++) ra_q4_k_x8_repack(W + k * mat, n, rows, R + k * xmat);
+    for (int64_t k = 0; k < nmat; k++) ra_k_x8_repack(type, W + k * mat, n, rows, R + k * xmat);
     for (int64_t i = 0; i < n * NB; i++) xf[i] = (float)((int)(trial_rnd() % 2001) - 1000) * 1e-3f;
     for (int b = 0; b < NB; b++) ra_quantize_row(RA_Q8_K, xf + b * n, X + b * xrow, n);
     const int path = ra_kernel_path();
@@ -49,8 +50,8 @@ int main(int argc, char **argv) {
             if (p == 1) ra_set_cpu_features_mask(0);
             memset(o1, 0, (size_t)(rows * NB) * sizeof(float));
             memset(o2, 0xff, (size_t)(rows * NB) * sizeof(float));
-            ra_matmul_rows(RA_Q4_K, W, n, X, nb, o1, rows, 0, rows);
-            ra_matmul_rows(RA_Q4_K_X8, R, n, X, nb, o2, rows, 0, rows);
+            ra_matmul_rows(type, W, n, X, nb, o1, rows, 0, rows);
+            ra_matmul_rows(x8, R, n, X, nb, o2, rows, 0, rows);
             const int s = same(o1, o2, rows * nb);
             ok &= s;
             printf("%s, %d activation rows: %s\n", ra_kernel_path_name(ra_kernel_path()), nb, s ? "bit-identical" : "DIFFER");
@@ -63,17 +64,17 @@ int main(int argc, char **argv) {
     int64_t k = 0;
     for (int t = 0; t < T; t++) {
         double t0 = trial_now();
-        for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(RA_Q4_K, W + k * mat, n, X, 1, o1, rows, 0, rows);
+        for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(type, W + k * mat, n, X, 1, o1, rows, 0, rows);
         ta[t] = trial_now() - t0;
         t0 = trial_now();
-        for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(RA_Q4_K_X8, R + k * xmat, n, X, 1, o2, rows, 0, rows);
+        for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(x8, R + k * xmat, n, X, 1, o2, rows, 0, rows);
         tb[t] = trial_now() - t0;
     }
     qsort(ta, T, sizeof(double), trial_cmp);
     qsort(tb, T, sizeof(double), trial_cmp);
     const double gb = (double)mat * inner / 1e9;
-    printf("path %s, %ld x %ld, %s: Q4_K best %.1f median %.1f GB/s | repacked best %.1f median %.1f GB/s | median ratio %.3f\n",
-           ra_kernel_path_name(path), (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
+    printf("path %s, %s %ld x %ld, %s: file's rows best %.1f median %.1f GB/s | repacked best %.1f median %.1f GB/s | median ratio %.3f\n",
+           ra_kernel_path_name(path), type == RA_Q4_K ? "Q4_K" : "Q5_K", (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
            gb / tb[0], gb / tb[T / 2], ta[T / 2] / tb[T / 2]);
     return ok ? 0 : 1;
 }

@@ -1,10 +1,11 @@
 #!/bin/sh
-# Q4_K decode from the file's rows against the same rows repacked at load (bench/kernels/x8_ab.c), in one process, on
-# the machine's own path. clang -O2 when the Swift toolchain's clang is on PATH, else gcc; KOPT: cc.sh.
+# Q4_K or Q5_K decode from the file's rows against the same rows repacked at load (bench/kernels/x8_ab.c), in one
+# process, on the machine's own path. clang -O2 when the Swift toolchain's clang is on PATH, else gcc; KOPT: cc.sh.
 #
-#   bench/kernels/x8_ab.sh [N ROWS]                 e.g. 1024 512 (in L2), X8_AB_MEMORY=1 ... 1024 3072 (from memory)
+#   bench/kernels/x8_ab.sh [TYPE N ROWS]    TYPE 12 (Q4_K) or 13 (Q5_K); e.g. 12 1024 512 (in L2),
+#                                           X8_AB_MEMORY=1 X8_AB_HUGE=1 ... 12 1024 3072 (from memory, huge pages)
 set -e
 . "$(dirname "$0")/cc.sh"
 $CC $KOPT -fno-math-errno -I "$K/include" -I "$K" -o "$OUT/x8_ab" "$K"/*.c "$ROOT/bench/kernels/x8_ab.c" -lm -lpthread
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$OUT/x8_ab" "${1:-1024}" "${2:-512}"
+"$OUT/x8_ab" "${1:-12}" "${2:-1024}" "${3:-512}"

@@ -3,7 +3,7 @@
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 //   --cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native: run the kernels of that path only (default: the best this CPU has)
-//   --no-repack: keep Q4_K matrices in the file's layout (GGUFModel(path:repackWeights: false)), for before/after
+//   --no-repack: keep Q4_K and Q5_K matrices in the file's layout (GGUFModel(path:repackWeights: false)), for before/after
 //   --sample: tg through GGUFContext.generate with the default SamplingParameters (seed 1), the token loop
 //             the CLI runs (sampling, detokenizing) instead of decode + argmax (not with --report)
 //

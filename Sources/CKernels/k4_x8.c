@@ -1,0 +1,243 @@
+// Q4_K and Q5_K repacked at load for decode: 8 weight rows interleaved so that the 8 lanes of a 256-bit vector are 8 rows.
+//
+// Why: on a 2-core AVX2 machine (AMD EPYC, no AVX-512) the one-row Q4_K dot computes barely faster than a thread's share
+// of the memory: its instructions, not the bytes, set the decode rate (bench/results/engine-notes.md, "Stop 31").
+// A row's dot spends a fifth of them broadcasting and unpacking its sub-block scales and an eighth on the float tail
+// of each super-block. With 8 rows in the lanes the scales are one byte shuffle per sub-block for all 8, the int32
+// sums need no horizontal reduction and the float tail is two vector fmas for 8 rows. Q5_K's dot is the same with the
+// fifth bits on top.
+//
+// The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
+// (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
+// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end. Paths
+// and shapes without these kernels convert a range of rows back to the file's layout in a per-thread buffer and run
+// the path's own kernels on them, so every path keeps its results exactly.
+#include "ckernels.h"
+#include "kernels_internal.h"
+
+#include <string.h>
+
+/// The head of one super-block of 8 repacked rows; then Q5_K's fifth bits qh[8][8][4] ([quartet e][row r]: bytes
+/// 4e .. 4e + 3 of row r's qh), then the quants qs[4][8][8][4] ([group g][quartet e][row r]: bytes 32g + 4e .. 32g + 4e + 3
+/// of row r's qs). 1184 bytes for Q4_K against 8 × 144 in the file (+2.8%), 1440 for Q5_K against 8 × 176 (+2.3%): the
+/// 6-bit scales and mins are kept one a byte, so that a shuffle reaches them.
+typedef struct {
+    uint16_t d[8], dmin[8];     // halves of row r
+    uint8_t sc[8][8];           // [sub-block j][row r]: scale (0..63)
+    uint8_t mn[8][8];           // [sub-block j][row r]: min (0..63)
+} k4x8_head;
+enum { K4X8_QH = sizeof(k4x8_head), K4X8_QS4 = sizeof(k4x8_head), K4X8_QS5 = sizeof(k4x8_head) + 256 };
+_Static_assert(sizeof(k4x8_head) == 160, "the repacked head is 160 bytes");
+_Static_assert(K4X8_QS4 + 1024 == RA_Q4_K_X8_GROUP_BYTES && K4X8_QS5 + 1024 == RA_Q5_K_X8_GROUP_BYTES,
+               "ckernels.h states the repacked super-blocks' sizes");
+_Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 == 0 && K4X8_QS5 % 32 == 0,
+               "repacked super-blocks keep 32-byte alignment");
+_Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
+               "Q4_K and Q5_K share the head");
+
+int ra_k_x8_type(int type) { return type == RA_Q4_K ? RA_Q4_K_X8 : type == RA_Q5_K ? RA_Q5_K_X8 : -1; }
+
+/// The file's type of a repacked one, or -1.
+static int ra_k_x8_source(int x8) { return x8 == RA_Q4_K_X8 ? RA_Q4_K : x8 == RA_Q5_K_X8 ? RA_Q5_K : -1; }
+
+int64_t ra_k_x8_bytes(int type, int64_t n, int64_t rows) {
+    const int x8 = ra_k_x8_type(type);
+    if (x8 < 0 || n <= 0 || n % QK_K != 0 || n > RA_K_X8_MAX_COLUMNS || rows <= 0 || rows % 8 != 0) return -1;
+    return rows * ra_row_bytes(x8, n);
+}
+
+int ra_k_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
+    if (ra_k_x8_bytes(type, n, rows) < 0) return 0;
+    const int five = type == RA_Q5_K;
+    const int64_t ns = n / QK_K, bb = ra_type_block_bytes(type), gb = 8 * ra_type_block_bytes(ra_k_x8_type(type));
+    const int64_t qso = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs), oqs = five ? K4X8_QS5 : K4X8_QS4;
+    const uint8_t *a = src;
+    uint8_t *o = dst;
+    for (int64_t g8 = 0; g8 < rows / 8; g8++) {
+        for (int64_t i = 0; i < ns; i++) {
+            uint8_t *p = o + (g8 * ns + i) * gb;
+            k4x8_head *h = (k4x8_head *)(void *)p;
+            for (int r = 0; r < 8; r++) {
+                const uint8_t *b = a + ((g8 * 8 + r) * ns + i) * bb;
+                const blk_q4_k *head = (const blk_q4_k *)(const void *)b;   // d, dmin, scales: the same in Q5_K
+                uint8_t sc[8], m[8];
+                ra_unpack_scales_k4(head->scales, sc, m);
+                h->d[r] = head->d;
+                h->dmin[r] = head->dmin;
+                for (int j = 0; j < 8; j++) {
+                    h->sc[j][r] = sc[j];
+                    h->mn[j][r] = m[j];
+                }
+                for (int g = 0; g < 4; g++)
+                    for (int e = 0; e < 8; e++) memcpy(p + oqs + 256 * g + 32 * e + 4 * r, b + qso + 32 * g + 4 * e, 4);
+                if (five)
+                    for (int e = 0; e < 8; e++) memcpy(p + K4X8_QH + 32 * e + 4 * r, ((const blk_q5_k *)(const void *)b)->qh + 4 * e, 4);
+            }
+        }
+    }
+    return 1;
+}
+
+/// Rows [r0, r1) of a repacked matrix (ns super-blocks a row) back in the file's layout (`type`) at dst.
+static void ra_k_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
+    const int five = type == RA_Q5_K;
+    const int64_t bb = ra_type_block_bytes(type), gb = 8 * ra_type_block_bytes(ra_k_x8_type(type));
+    const int64_t qso = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs), oqs = five ? K4X8_QS5 : K4X8_QS4;
+    for (int64_t row = r0; row < r1; row++) {
+        const int r = (int)(row % 8);
+        for (int64_t i = 0; i < ns; i++) {
+            const uint8_t *p = w + (row / 8 * ns + i) * gb;
+            const k4x8_head *h = (const k4x8_head *)(const void *)p;
+            uint8_t *b = dst + ((row - r0) * ns + i) * bb;
+            blk_q4_k *head = (blk_q4_k *)(void *)b;
+            head->d = h->d[r];
+            head->dmin = h->dmin[r];
+            for (int j = 0; j < 4; j++) {   // the inverse of ra_unpack_scales_k4: 16 values of 6 bits in 12 bytes
+                head->scales[j] = (uint8_t)(h->sc[j][r] | ((h->sc[j + 4][r] >> 4) << 6));
+                head->scales[j + 4] = (uint8_t)(h->mn[j][r] | ((h->mn[j + 4][r] >> 4) << 6));
+                head->scales[j + 8] = (uint8_t)((h->sc[j + 4][r] & 15) | ((h->mn[j + 4][r] & 15) << 4));
+            }
+            for (int g = 0; g < 4; g++)
+                for (int e = 0; e < 8; e++) memcpy(b + qso + 32 * g + 4 * e, p + oqs + 256 * g + 32 * e + 4 * r, 4);
+            if (five)
+                for (int e = 0; e < 8; e++) memcpy(((blk_q5_k *)(void *)b)->qh + 4 * e, p + K4X8_QH + 32 * e + 4 * r, 4);
+        }
+    }
+}
+
+#include "avx2_panel8.h"
+
+#if defined(__x86_64__)
+
+// Dword lane r of a vector from a 128-bit source s holding bytes [v(j, 0..7), v(j + 1, 0..7)] broadcast to both halves:
+// k4x8_pick(odd) gives (v(j + odd, r), v(j + odd, r)) as two int16 (a sub-block's scale for vpmaddwd against the two
+// pair sums of a lane), k4x8_pair gives (v(j, r), v(j + 1, r)) (two sub-blocks' mins against two block sums).
+RA_AVX2_INLINE __m256i k4x8_pick(const int odd) {
+    const char o = (char)(odd ? 8 : 0), z = (char)0x80;
+    return _mm256_setr_epi8(o, z, o, z, (char)(o + 1), z, (char)(o + 1), z, (char)(o + 2), z, (char)(o + 2), z, (char)(o + 3), z, (char)(o + 3), z,
+                            (char)(o + 4), z, (char)(o + 4), z, (char)(o + 5), z, (char)(o + 5), z, (char)(o + 6), z, (char)(o + 6), z, (char)(o + 7), z, (char)(o + 7), z);
+}
+RA_AVX2_INLINE __m256i k4x8_pair(void) {
+    const char z = (char)0x80;
+    return _mm256_setr_epi8(0, z, 8, z, 1, z, 9, z, 2, z, 10, z, 3, z, 11, z, 4, z, 12, z, 5, z, 13, z, 6, z, 14, z, 7, z, 15, z);
+}
+
+// The fifth bit of each quant of group g at bit 4 of its byte, from qh bytes (bit 2g: the low nibbles' quant, hi = 0;
+// bit 2g + 1: the high nibbles', hi = 1). 16-bit shifts move bits across the bytes of a word, which the mask drops.
+RA_AVX2_INLINE __m256i k5x8_bit(__m256i h, const int g, const int hi) {
+    const int s = 4 - (2 * g + hi);
+    const __m256i b = s > 0 ? _mm256_slli_epi16(h, s) : s < 0 ? _mm256_srli_epi16(h, -s) : h;
+    return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
+}
+
+// out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks of gb bytes at p) with the activation row b.
+// No software prefetch: a group is one sequential stream, which the hardware prefetcher follows better on its own
+// (bench/kernels/x8_ab.sh from memory in huge pages, 1 thread on the EPYC: Q4_K 23.8 -> 30.7 GB/s, Q5_K 17.5 -> 26.9
+// without the 4 KiB-ahead prefetch of the one-row dots; 1 KiB ahead 24.9 and 21.0, 16 KiB 22.0 and 15.3).
+// Quants are added in int16 before their scale: 8 quartets of 4-bit quants (at most 8 · 2 · 15 · 127 = 30480), 4 of
+// 5-bit ones (4 · 2 · 31 · 127 = 31496).
+RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int five) {
+    const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
+    const int run = five ? 4 : 8;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    const __m256i pick0 = k4x8_pick(0), pick1 = k4x8_pick(1), pair = k4x8_pair();
+    __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *pi = p + i * gb;
+        const k4x8_head *h = (const k4x8_head *)(const void *)pi;
+        const int8_t *y = b[i].qs;
+        __m256i isum = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int g = 0; g < 4; g++) {
+            const __m256i sc = _mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(const void *)h->sc[2 * g]));
+            const __m256i s0 = _mm256_shuffle_epi8(sc, pick0), s1 = _mm256_shuffle_epi8(sc, pick1);
+            RA_UNROLL
+            for (int e0 = 0; e0 < 8; e0 += run) {
+                __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
+                RA_UNROLL
+                for (int e = e0; e < e0 + run; e++) {
+                    const __m256i v = _mm256_load_si256((const __m256i *)(const void *)(pi + oqs + 256 * g + 32 * e));
+                    __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                    if (five) {
+                        const __m256i qh = _mm256_load_si256((const __m256i *)(const void *)(pi + K4X8_QH + 32 * e));
+                        lo = _mm256_or_si256(lo, k5x8_bit(qh, g, 0));
+                        hi = _mm256_or_si256(hi, k5x8_bit(qh, g, 1));
+                    }
+                    slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 64 * g + 4 * e)));
+                    shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 64 * g + 32 + 4 * e)));
+                }
+                isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(slo, s0), _mm256_madd_epi16(shi, s1)));
+            }
+        }
+        // mins: M = sum_j m[j] · (bsums[2j] + bsums[2j + 1]), a pair of sub-blocks a vpmaddwd
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        const __m256i bs2 = _mm256_broadcastsi128_si256(_mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+        __m256i msum = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int q = 0; q < 4; q++) {
+            const __m256i mn = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_load_si128((const __m128i *)(const void *)h->mn[2 * q])), pair);
+            const __m256i bq = q == 0 ? _mm256_shuffle_epi32(bs2, 0x00) : q == 1 ? _mm256_shuffle_epi32(bs2, 0x55)
+                             : q == 2 ? _mm256_shuffle_epi32(bs2, 0xAA) : _mm256_shuffle_epi32(bs2, 0xFF);
+            msum = _mm256_add_epi32(msum, _mm256_madd_epi16(mn, bq));
+        }
+        const __m256 dy = _mm256_set1_ps(b[i].d);
+        const __m256 d = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)h->d));
+        const __m256 dmin = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)h->dmin));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, dy), acc);
+        if (five) accm = _mm256_fmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dmin, dy), accm);
+        else acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(msum), _mm256_mul_ps(dmin, dy), acc);
+    }
+    _mm256_storeu_ps(out, five ? _mm256_sub_ps(acc, accm) : acc);
+}
+
+RA_AVX2 static void ra_avx2_rows_q4_k_x8(int64_t n, const void *w, int64_t groups, const void *x, float *out) {
+    const int64_t ns = n / QK_K;
+    for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q4_K_X8_GROUP_BYTES, x, out + 8 * g8, 0);
+}
+RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t groups, const void *x, float *out) {
+    const int64_t ns = n / QK_K;
+    for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q5_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
+}
+#endif
+
+int ra_k_x8_kernel(int path) {
+#if defined(__x86_64__)
+    return path == RA_PATH_AVX2 || path == RA_PATH_AVX2_VNNI;
+#else
+    (void)path;
+    return 0;
+#endif
+}
+
+void ra_k_x8_rows(int x8, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1) {
+    const int type = ra_k_x8_source(x8);
+    const int64_t ns = n / QK_K;
+    const uint8_t *W = w;
+    if (type < 0 || n <= 0 || n % QK_K != 0 || n > RA_K_X8_MAX_COLUMNS || r1 <= r0 || nb <= 0) return;
+#if defined(__x86_64__)
+    if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_k_x8_kernel(ra_kernel_path())) {
+        (type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : ra_avx2_rows_q4_k_x8)(n, W + r0 * ra_row_bytes(x8, n), (r1 - r0) / 8, x, out + r0);
+        return;
+    }
+#endif
+    // Any other path or shape: the rows back in the file's layout, 64 at a time, through the path's own kernels (so a
+    // batch still reaches the path's panels).
+    enum { ROWS = 64 };
+    const int64_t wrow = ra_row_bytes(type, n);
+    uint8_t *rows = ra_thread_unpack_buffer(ROWS * wrow);
+    if (!rows) {
+        // No heap for the buffer: one row at a time from the stack (ra_k_x8_repack takes rows of at most
+        // RA_K_X8_MAX_COLUMNS, 22 KiB of Q5_K here).
+        _Alignas(64) uint8_t one[RA_K_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k)];
+        for (int64_t r = r0; r < r1; r++) {
+            ra_k_x8_unpack(type, W, ns, r, r + 1, one);
+            ra_matmul_rows(type, one, n, x, nb, out + r, out_stride, 0, 1);
+        }
+        return;
+    }
+    for (int64_t ra = r0; ra < r1; ra += ROWS) {
+        const int64_t rb = ra + ROWS < r1 ? ra + ROWS : r1;
+        ra_k_x8_unpack(type, W, ns, ra, rb, rows);
+        ra_matmul_rows(type, rows, n, x, nb, out + ra, out_stride, 0, rb - ra);
+    }
+}

@@ -38,7 +38,7 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     """(class, under the output matrix's call) of one sample; frames innermost first, inlined ones included."""
     syms = [s for s, _ in frames]
     output = any(output_line in src for _, src in frames)
-    if any(s.startswith("ra_q4_k_x8_repack") for s in syms):   # load: Q4_K repacked (and its pages faulted in)
+    if any(s.startswith("ra_k_x8_repack") for s in syms):   # load: Q4_K and Q5_K repacked (and their pages faulted in)
         return "outside decode (load, prompt warm-up)", output
     # The outermost dot_* or rows_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8, rows_b32).
     # (Kernels shared across the AVX2 files are named ra_avx2_dot_*: the prefix is dropped before the test.)
@@ -70,6 +70,9 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     return "outside decode (load, prompt warm-up)", output
 
 
+REPACKED = {"q4_k_x8": 1184 / 1152, "q5_k_x8": 1440 / 1408}
+
+
 def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> None:
     """The kernels' table of --budget: MB a token per weight type, the kernel's time a token, its read rate."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -91,8 +94,9 @@ def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> Non
     print("|---|---:|---:|---:|")
     kernel_ms, kernel_mb = 0.0, 0.0
     for name, count in samples.most_common():
-        # q4_k_x8: Q4_K repacked at load, 1184 bytes for every 8 × 144 of the file's (q4_k_x8.c)
-        mb = (by_type.get("Q4_K", 0) * 1184 / 1152 if name == "q4_k_x8" else by_type.get(name.upper(), 0)) / 1e6
+        # q4_k_x8 / q5_k_x8: Q4_K / Q5_K repacked at load, 1184 bytes for every 8 × 144 of the file's, 1440 for 8 × 176
+        # (k4_x8.c)
+        mb = (by_type.get(name[:4].upper(), 0) * REPACKED[name] if name in REPACKED else by_type.get(name.upper(), 0)) / 1e6
         ms = 1000 * count / hz / tokens
         kernel_ms += ms
         kernel_mb += mb
@@ -101,7 +105,7 @@ def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> Non
     print(f"| all kernels | {kernel_mb:.1f} | {kernel_ms:.2f} | {kernel_mb / max(kernel_ms, 1e-9):.1f} |")
     print(f"| the rest of a token (serial steps, hand-offs, waits, attention, sampling) | | "
           f"{token_ms - kernel_ms:.2f} ({100 * (token_ms - kernel_ms) / token_ms:.0f}%) | |")
-    missing = sorted(set(by_type) - {k.upper() for k in samples} - ({"Q4_K"} if "q4_k_x8" in samples else set()))
+    missing = sorted(set(by_type) - {k.upper() for k in samples} - {k[:4].upper() for k in samples if k in REPACKED})
     if missing:
         print(f"\n(types streamed but not seen in a kernel: {', '.join(missing)})")
 

@@ -149,7 +149,9 @@ static inline __attribute__((always_inline)) void ra_panel_prefetch(const uint8_
 
 // Products of RA_Q4_K_X8 / RA_Q5_K_X8 rows (type x8; k4_x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or
 // the rows converted back to the file's type in the thread's unpack buffer.
-void ra_k_x8_rows(int x8, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1);
+// side: the activation rows' scales from ra_matmul_side (Q4_1), or NULL.
+void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                int64_t r0, int64_t r1);
 // The calling thread's buffer for rows converted back to their file layout (at least `bytes`), or NULL.
 uint8_t *ra_thread_unpack_buffer(int64_t bytes);
 
@@ -323,6 +325,11 @@ int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// RA_Q4_1_X8 weights × nb Q8_1 activation rows (the AVX2 Q4_1 panels packed from the repacked groups, matmul_avx2_b32.c;
+// scratch RA_B32_BATCH_SCRATCH(n, nb)); also what the AVX2_VNNI path runs for them (its Q4_1 panels give the same bits).
+// side: the activation rows' scales (ra_matmul_side), or NULL to convert them here.
+int ra_matmul_q4_1_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Q5_K weights × nb Q8_K activation rows (the same panels and scratch as Q4_K's, matmul_avx2_k.c), in dot_q5_k's order,
 // which every x86 path's Q5_K dot shares: what all x86 paths run for Q5_K batches.
 int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,

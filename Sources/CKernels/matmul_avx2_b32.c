@@ -209,13 +209,14 @@ RA_AVX2_INLINE void q4_1_panel16_m(int64_t nblk, const b32_panel8 *pa, const b32
 // starts, ops_matmul.c) are prefetched a few lines per group: packing is the first touch of the weights, and a chunk's
 // short runs of rows give the hardware prefetcher little to go on (out of cache, ~25% of the products' time).
 RA_AVX2 static void q4_1_matmul16(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
-                                  const float *side, float *out, int64_t os, int64_t r0, int64_t r1, b32_panel8 *pa, b32_panel8 *pb) {
+                                  const float *side, float *out, int64_t os, int64_t r0, int64_t r1, b32_panel8 *pa, b32_panel8 *pb,
+                                  panel8_pack_fn pack) {
     const int64_t lines = (16 * wrow + 63) / 64, groups = (nb + Q4_1_GROUP16 - 1) / Q4_1_GROUP16;
     const int64_t per = (lines + groups - 1) / groups;
     int64_t p0 = r0;
     for (; p0 + 16 <= r1; p0 += 16) {
-        b32_pack_panel8(W + p0 * wrow, wrow, nblk, PANEL8_ROWS, pa, B32_Q4_1);
-        b32_pack_panel8(W + (p0 + 8) * wrow, wrow, nblk, PANEL8_ROWS, pb, B32_Q4_1);
+        pack(W + p0 * wrow, wrow, nblk, PANEL8_ROWS, pa);
+        pack(W + (p0 + 8) * wrow, wrow, nblk, PANEL8_ROWS, pb);
         const char *next = (const char *)(W + (p0 + 16) * wrow);
         int64_t line = 0;
         for (int64_t b0 = 0; b0 < nb; b0 += Q4_1_GROUP16) {
@@ -232,7 +233,7 @@ RA_AVX2 static void q4_1_matmul16(const uint8_t *W, int64_t wrow, int64_t nblk, 
     }
     for (; p0 < r1; p0 += PANEL8_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
-        b32_pack_panel8(W + p0 * wrow, wrow, nblk, nr, pa, B32_Q4_1);
+        pack(W + p0 * wrow, wrow, nblk, nr, pa);
         for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP)
             b32_panel8_run(nblk, pa, X + b0 * xrow, xrow, (const uint8_t *)(side + 2 * b0 * nblk), out + b0 * os + p0, os, nr,
                            (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP), B32_Q4_1);
@@ -256,7 +257,7 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
         side = own;
     }
     if (sixteen) {
-        q4_1_matmul16(w, wrow, nblk, x, xrow, nb, side, out, out_stride, r0, r1, panel, panel + nblk);
+        q4_1_matmul16(w, wrow, nblk, x, xrow, nb, side, out, out_stride, r0, r1, panel, panel + nblk, pack);
         return 1;
     }
     panel8_matmul(w, wrow, nblk, x, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
@@ -287,6 +288,32 @@ RA_B32_BATCH(q4_0, B32_Q4_0)
 RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
+
+// Q4_1 rows repacked at load (RA_Q4_1_X8, x8.c): a block of 8 rows is d[8], m[8] (halves) and qs[4][8][4] (quartet e of
+// the 8 rows, dword e of each row's 16 bytes), the transposed form b32_pack_panel8_q4 builds, so a panel is its nibbles
+// split and its halves widened. W: a group of 8 rows (nrows is 8).
+RA_AVX2 static void q4_1_x8_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    b32_panel8 *p = panel;
+    const __m256i low = _mm256_set1_epi8(0x0F);
+    for (int64_t j = 0; j < nblk; j++) {
+        const uint8_t *a = W + j * RA_Q4_1_X8_GROUP_BYTES;
+        for (int e = 0; e < 4; e++) {
+            const __m256i v = _mm256_load_si256((const __m256i *)(const void *)(a + 32 + 32 * e));
+            _mm256_store_si256((__m256i *)p[j].q[e], _mm256_and_si256(v, low));
+            _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+        }
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)a)));
+        _mm256_store_ps(p[j].m, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(a + 16))));
+    }
+}
+
+int ra_matmul_q4_1_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_1_x8_pack, q4_1_run, B32_Q4_1, 1);
+}
 
 // MARK: - The same panels with AVX-VNNI (RA_PATH_AVX2_VNNI: 256-bit vpdpbusd on CPUs without AVX-512)
 //

@@ -41,11 +41,11 @@ struct EngineKQuantBatchTests {
         let repacked = try GGUFModel(path: file, repackWeights: true)
         let plain = try GGUFModel(path: file, repackWeights: false)
         // Repacked where the CPU's own path has the decode kernels (the models load on it, whatever path runs below).
-        let expected = ra_k_x8_kernel(ra_kernel_path()) != 0
+        let expected = ra_x8_kernel(ra_kernel_path()) != 0
         var repackedCount = 0
         for layer in repacked.weights.layers {
             for m in [layer.q, layer.k, layer.v, layer.output, layer.gate, layer.up, layer.down] {
-                let type = Int32(bitPattern: m.type.rawValue), x8 = ra_k_x8_type(type)
+                let type = Int32(bitPattern: m.type.rawValue), x8 = ra_x8_type(type)
                 let want = expected && x8 >= 0 ? x8 : type
                 #expect(m.kernelType == want, "\(m.name) (\(m.type.name)): kernel type \(m.kernelType), expected \(want)")
                 if m.kernelType != type { repackedCount += 1 }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
-import RunAnywhereGGUF
+@testable import RunAnywhereGGUF
+import CKernels
 import RunAnywhereTestSupport
 
 /// Every weight type the engine accepts, end to end: a model stored in that type must give the logits of
@@ -50,5 +51,42 @@ struct EngineWeightTypeTests {
         if b[top] - b[second] > 2 * worst {
             #expect(a.indices.max { a[$0] < a[$1] } == top, "\(type.name): argmax differs")
         }
+    }
+
+    @Test("a Q4_1 model repacked at load gives the logits of the file's layout, bit for bit on every path", arguments: KernelPath.available)
+    func repackedQ4_1(path kernels: KernelPath) throws {
+        let dir = try TemporaryDirectory(prefix: "engine-x8")
+        defer { dir.remove() }
+        var spec = TinyModelSpec()
+        spec.architecture = .llama
+        spec.embeddingLength = 64
+        spec.headCount = 4
+        spec.headCountKV = 2
+        spec.headDim = 16
+        spec.feedForwardLength = 160   // 5 blocks a row: the dot's 4 chains and a tail
+        spec.vocabSize = 264
+        spec.weightStd = 0.3
+        spec.seed = 5
+        spec.weightType = .q4_1
+        let file = dir.path + "/q4_1.gguf"
+        try GGUFWriter.tinyModel(spec).write(to: file)
+        let repacked = try GGUFModel(path: file, repackWeights: true)
+        let plain = try GGUFModel(path: file, repackWeights: false)
+        let expected = ra_x8_kernel(ra_kernel_path()) != 0
+        let gate = repacked.weights.layers[0].gate
+        #expect((gate.kernelType == Int32(RA_Q4_1_X8)) == expected, "gate: kernel type \(gate.kernelType)")
+        let prompt: [Int32] = [1, 200, 7, 42, 263, 130, 5, 17, 99]
+        func run(_ model: GGUFModel) throws -> [Float] {
+            try kernels.run {
+                let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
+                var logits = try context.evaluate(prompt, allLogits: true)
+                for token in [Int32(3), 77, 150] { logits += try context.decode(token) }
+                return logits
+            }
+        }
+        let a = try run(repacked), b = try run(plain)
+        #expect(a.count == b.count && a.count == spec.vocabSize * (prompt.count + 3))
+        let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
+        #expect(differing == 0, "\(kernels): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
     }
 }

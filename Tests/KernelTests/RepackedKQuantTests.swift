@@ -1,14 +1,14 @@
 import CKernels
 import Testing
 
-/// Q4_K and Q5_K rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, k4_x8.c): on every path, for decode and batches and
-/// any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the AVX2
-/// decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
-@Suite("Repacked Q4_K and Q5_K")
+/// Q4_K, Q5_K and Q4_1 rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8, x8.c): on every path, for decode
+/// and batches and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout
+/// (the AVX2 decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
+@Suite("Repacked Q4_K, Q5_K and Q4_1")
 struct RepackedKQuantTests {
     /// `rows` rows of n elements of t repacked, or nil when the shape is refused.
     static func repack(_ t: KType, _ w: [UInt8], _ n: Int, rows: Int) -> [UInt8]? {
-        let bytes = Int(ra_k_x8_bytes(t.id, Int64(n), Int64(rows)))
+        let bytes = Int(ra_x8_bytes(t.id, Int64(n), Int64(rows)))
         guard bytes > 0 else { return nil }
         // 32-byte alignment, as the engine's pages give it: an Array's storage is only 16-byte aligned, so the copy
         // starts at the first aligned byte of a larger buffer and the result is returned from there.
@@ -16,7 +16,7 @@ struct RepackedKQuantTests {
         let ok = w.withUnsafeBytes { wp in
             let raw = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
             defer { raw.deallocate() }
-            guard ra_k_x8_repack(t.id, wp.baseAddress, Int64(n), Int64(rows), raw) == 1 else { return false }
+            guard ra_x8_repack(t.id, wp.baseAddress, Int64(n), Int64(rows), raw) == 1 else { return false }
             out.withUnsafeMutableBytes { $0.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: bytes)) }
             return true
         }
@@ -41,22 +41,23 @@ struct RepackedKQuantTests {
         return out
     }
 
-    @Test("repacked Q4_K and Q5_K rows give the bits of the file's rows on every path, decode and batches, any range of groups",
-          arguments: [KType.q4_K, .q5_K], ["random", "extreme", "saturating"])
+    @Test("repacked Q4_K, Q5_K and Q4_1 rows give the bits of the file's rows on every path, decode and batches, any range of groups",
+          arguments: [KType.q4_K, .q5_K, .q4_1], ["random", "extreme", "saturating"])
     func sameBits(t: KType, data: String) {
         var rng = SeededRandom(seed: 8088 + UInt64(data.count) + UInt64(t.id))
         var scaleRng = SeededRandom(seed: 99 + UInt64(data.count) + UInt64(t.id))
-        let x8 = ra_k_x8_type(t.id)
+        let x8 = ra_x8_type(t.id)
         let rows = 24, stride = rows + 3
-        // 1, 2, 3 and 5 super-blocks a row (odd counts: the one-row dot pairs super-blocks and has a tail)
-        for n in [256, 512, 768, 1280] {
+        // 1, 2, 3 and 5 super-blocks a row (odd counts: the one-row dot pairs super-blocks and has a tail); Q4_1 also
+        // 1, 2, 3, 5 and 18 blocks (its dot's 4 chains and their tails; SmolLM2's 576)
+        for n in (t.blockSize == 32 ? [32, 64, 96, 160, 576] : []) + [256, 512, 768, 1280] {
             var w = [UInt8]()
             for _ in 0..<rows {
                 var row = Kernels.randomWeights(t, n, &rng, extreme: data == "extreme") {
                     scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1)
                 }
                 if data == "saturating" {   // every quant at its top (15, 31), every scale and min 63: int16 sums at their limits
-                    for b in 0..<(n / 256) { for k in 4..<t.blockBytes { row[b * t.blockBytes + k] = 0xFF } }
+                    for b in 0..<(n / t.blockSize) { for k in 4..<t.blockBytes { row[b * t.blockBytes + k] = 0xFF } }
                 }
                 w += row
             }
@@ -64,14 +65,15 @@ struct RepackedKQuantTests {
                 Issue.record("n \(n): \(rows) rows were not repacked")
                 continue
             }
-            let group = t.id == Int32(RA_Q4_K) ? Int(RA_Q4_K_X8_GROUP_BYTES) : Int(RA_Q5_K_X8_GROUP_BYTES)
-            #expect(packed.count == rows / 8 * n / 256 * group)
+            let group = t.id == Int32(RA_Q4_K) ? Int(RA_Q4_K_X8_GROUP_BYTES) : t.id == Int32(RA_Q5_K) ? Int(RA_Q5_K_X8_GROUP_BYTES)
+                : Int(RA_Q4_1_X8_GROUP_BYTES)
+            #expect(packed.count == rows / 8 * n / t.blockSize * group)
             #expect(Int(ra_row_bytes(x8, Int64(n))) * rows == packed.count)
             for nb in [1, 2, 3, 4, 5, 9] {
                 var x = [UInt8]()
                 for b in 0..<nb {
                     if data == "saturating" {
-                        x += Kernels.quantize(.q8_K, [Float](repeating: b % 2 == 0 ? 1 : -1, count: n))
+                        x += Kernels.quantize(t.dotType, [Float](repeating: b % 2 == 0 ? 1 : -1, count: n))
                     } else {
                         x += Kernels.randomActivations(t, n, &rng, extreme: data == "extreme")
                     }
@@ -93,21 +95,22 @@ struct RepackedKQuantTests {
 
     @Test("types and shapes that cannot be repacked are refused and nothing is written")
     func refusedShapes() {
-        let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_K_X8_MAX_COLUMNS) + 256, 8)]
-        let cases = shapes.flatMap { s in [KType.q4_K, .q5_K].map { ($0, s.0, s.1) } }
+        let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]
+        let cases = shapes.flatMap { s in [KType.q4_K, .q5_K, .q4_1].map { ($0, s.0, s.1) } }
+            + [(KType.q4_K, 288, 8), (.q5_K, 288, 8)]
             + [KType.q6_K, .q4_0, .q8_0, .f32].map { ($0, 256, 8) }
         for (t, n, rows) in cases {
-            #expect(ra_k_x8_bytes(t.id, Int64(n), Int64(rows)) == -1, "\(t): n \(n), rows \(rows)")
+            #expect(ra_x8_bytes(t.id, Int64(n), Int64(rows)) == -1, "\(t): n \(n), rows \(rows)")
             var dst = [UInt8](repeating: 0xA5, count: 64)
             let src = [UInt8](repeating: 0, count: 64)
-            let ok = src.withUnsafeBytes { s in dst.withUnsafeMutableBytes { ra_k_x8_repack(t.id, s.baseAddress, Int64(n), Int64(rows), $0.baseAddress) } }
+            let ok = src.withUnsafeBytes { s in dst.withUnsafeMutableBytes { ra_x8_repack(t.id, s.baseAddress, Int64(n), Int64(rows), $0.baseAddress) } }
             #expect(ok == 0)
             #expect(dst.allSatisfy { $0 == 0xA5 })
         }
-        for t in [KType.q6_K, .q4_0, .q8_0, .f32] { #expect(ra_k_x8_type(t.id) == -1) }
-        for t in [KType.q4_K, .q5_K] {
-            #expect(ra_k_x8_bytes(t.id, Int64(RA_K_X8_MAX_COLUMNS), 8) > 0)
-            #expect(ra_vec_dot_type(ra_k_x8_type(t.id)) == Int32(RA_Q8_K))
+        for t in [KType.q6_K, .q4_0, .q8_0, .f32] { #expect(ra_x8_type(t.id) == -1) }
+        for t in [KType.q4_K, .q5_K, .q4_1] {
+            #expect(ra_x8_bytes(t.id, Int64(RA_X8_MAX_COLUMNS), 8) > 0)
+            #expect(ra_vec_dot_type(ra_x8_type(t.id)) == ra_vec_dot_type(t.id))
         }
     }
 }

@@ -38,7 +38,7 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     """(class, under the output matrix's call) of one sample; frames innermost first, inlined ones included."""
     syms = [s for s, _ in frames]
     output = any(output_line in src for _, src in frames)
-    if any(s.startswith("ra_k_x8_repack") for s in syms):   # load: Q4_K and Q5_K repacked (and their pages faulted in)
+    if any(s.startswith("ra_x8_repack") for s in syms):   # load: Q4_K and Q5_K repacked (and their pages faulted in)
         return "outside decode (load, prompt warm-up)", output
     # The outermost dot_* or rows_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8, rows_b32).
     # (Kernels shared across the AVX2 files are named ra_avx2_dot_*: the prefix is dropped before the test.)

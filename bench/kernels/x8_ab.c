@@ -1,9 +1,9 @@
-// In-process A/B of Q4_K or Q5_K decode on the current path: the file's rows (the path's rows kernel) against the same
-// rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, k4_x8.c), called in alternation on one activation row, 300 trials
+// In-process A/B of Q4_K, Q5_K or Q4_1 decode on the current path: the file's rows (the path's rows kernel) against the same
+// rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8, x8.c), called in alternation on one activation row, 300 trials
 // each; prints best and median GB/s (of the file's bytes) and whether the outputs are bit-identical. Also checks a batch
 // (nb = 5) and the scalar path through the repacked rows against the file's rows. Built and run by bench/kernels/x8_ab.sh.
 //
-//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
+//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K, 3: Q4_1) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
 //                       instead of one (from cache); X8_AB_HUGE=1: in huge pages
 #include "ckernels.h"
 #include "ra_memory.h"
@@ -16,10 +16,10 @@ static int same(const float *a, const float *b, int64_t k) { return memcmp(a, b,
 
 int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: x8_ab TYPE N ROWS\n"); return 2; }
-    const int type = atoi(argv[1]), x8 = ra_k_x8_type(type);
+    const int type = atoi(argv[1]), x8 = ra_x8_type(type);
     const int64_t n = atol(argv[2]), rows = atol(argv[3]);
     const int mem = getenv("X8_AB_MEMORY") && atoi(getenv("X8_AB_MEMORY"));
-    const int64_t wrow = ra_row_bytes(type, n), mat = wrow * rows, xmat = ra_k_x8_bytes(type, n, rows), bb = ra_type_block_bytes(type);
+    const int64_t wrow = ra_row_bytes(type, n), mat = wrow * rows, xmat = ra_x8_bytes(type, n, rows), bb = ra_type_block_bytes(type);
     if (x8 < 0 || wrow <= 0 || xmat <= 0) { fprintf(stderr, "shape %ld x %ld cannot be repacked\n", (long)n, (long)rows); return 2; }
     const int64_t nmat = mem ? (256 << 20) / mat + 1 : 1;
     // X8_AB_HUGE=1: both sides in pages asked to be huge (ra_advise_huge_pages), as the engine's repacked weights are
@@ -31,7 +31,8 @@ int main(int argc, char **argv) {
     }
     enum { NB = 5 };
     float *xf = malloc((size_t)(n * NB) * sizeof(float)), *o1 = malloc((size_t)(rows * NB) * sizeof(float)), *o2 = malloc((size_t)(rows * NB) * sizeof(float));
-    const int64_t xrow = ra_row_bytes(RA_Q8_K, n);
+    const int at = ra_vec_dot_type(type);
+    const int64_t xrow = ra_row_bytes(at, n);
     uint8_t *X = malloc((size_t)(xrow * NB));
     if (!W || !R || !xf || !o1 || !o2 || !X) { fprintf(stderr, "out of memory\n"); return 2; }
     for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)trial_rnd();
@@ -40,9 +41,9 @@ int main(int argc, char **argv) {
         memcpy(W + b * bb, &d, 2);
         memcpy(W + b * bb + 2, &m, 2);
     }
-    for (int64_t k = 0; k < nmat; k++) ra_k_x8_repack(type, W + k * mat, n, rows, R + k * xmat);
+    for (int64_t k = 0; k < nmat; k++) ra_x8_repack(type, W + k * mat, n, rows, R + k * xmat);
     for (int64_t i = 0; i < n * NB; i++) xf[i] = (float)((int)(trial_rnd() % 2001) - 1000) * 1e-3f;
-    for (int b = 0; b < NB; b++) ra_quantize_row(RA_Q8_K, xf + b * n, X + b * xrow, n);
+    for (int b = 0; b < NB; b++) ra_quantize_row(at, xf + b * n, X + b * xrow, n);
     const int path = ra_kernel_path();
     int ok = 1;
     for (int nb = 1; nb <= NB; nb += NB - 1) {
@@ -74,7 +75,7 @@ int main(int argc, char **argv) {
     qsort(tb, T, sizeof(double), trial_cmp);
     const double gb = (double)mat * inner / 1e9;
     printf("path %s, %s %ld x %ld, %s: file's rows best %.1f median %.1f GB/s | repacked best %.1f median %.1f GB/s | median ratio %.3f\n",
-           ra_kernel_path_name(path), type == RA_Q4_K ? "Q4_K" : "Q5_K", (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
+           ra_kernel_path_name(path), type == RA_Q4_K ? "Q4_K" : type == RA_Q5_K ? "Q5_K" : "Q4_1", (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
            gb / tb[0], gb / tb[T / 2], ta[T / 2] / tb[T / 2]);
     return ok ? 0 : 1;
 }

@@ -90,28 +90,30 @@ ra_vec_dot_fn ra_vec_dot_function(int weight_type);
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1);
 
-/// Q4_K and Q5_K weights repacked for decode (not GGUF types): groups of 8 rows interleaved so that the 8 lanes of a
-/// 256-bit vector are 8 rows, made by ra_k_x8_repack and multiplied by ra_matmul_rows / ra_matmul_jobs under these type
-/// ids with Q8_K activations. Every path gives the bits of the same rows in the file's type. ra_row_bytes gives a row's
-/// share of a group (148 / 180 bytes a super-block); the rows of a product, and any range of them, start at a
-/// multiple of 8.
-enum { RA_Q4_K_X8 = 112, RA_Q5_K_X8 = 113 };
-/// Bytes of one super-block of a group of 8 repacked rows (8 × 148 and 8 × 180).
+/// Q4_K, Q5_K and Q4_1 weights repacked for decode (not GGUF types): groups of 8 rows interleaved so that the 8 lanes
+/// of a 256-bit vector are 8 rows, made by ra_x8_repack and multiplied by ra_matmul_rows / ra_matmul_jobs under these
+/// type ids with the file type's activations (ra_vec_dot_type). Every path gives the bits of the same rows in the
+/// file's type. ra_row_bytes gives a row's share of a group (148 / 180 bytes a super-block, 20 a block of 32); the
+/// rows of a product, and any range of them, start at a multiple of 8.
+enum { RA_Q4_K_X8 = 112, RA_Q5_K_X8 = 113, RA_Q4_1_X8 = 114 };
+/// Bytes of one (super-)block of a group of 8 repacked rows (8 × 148, 8 × 180, 8 × 20).
 #define RA_Q4_K_X8_GROUP_BYTES 1184
 #define RA_Q5_K_X8_GROUP_BYTES 1440
-/// The longest rows ra_k_x8_repack takes.
-#define RA_K_X8_MAX_COLUMNS 32768
-/// The repacked type of `type` (RA_Q4_K_X8 for RA_Q4_K, RA_Q5_K_X8 for RA_Q5_K), or -1 for a type that has none.
-int ra_k_x8_type(int type);
-/// Bytes of `rows` rows of n elements of `type` (RA_Q4_K or RA_Q5_K) once repacked, or -1 when they cannot be (another
-/// type, n not a multiple of 256 or above RA_K_X8_MAX_COLUMNS, rows not a positive multiple of 8).
-int64_t ra_k_x8_bytes(int type, int64_t n, int64_t rows);
-/// Repacks `rows` rows of n elements of `type` (as in the file) into dst (ra_k_x8_bytes(type, n, rows) bytes, 32-byte
-/// aligned). Returns 1, or 0 (nothing written) for a type or shape ra_k_x8_bytes rejects.
-int ra_k_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst);
+#define RA_Q4_1_X8_GROUP_BYTES 160
+/// The longest rows ra_x8_repack takes.
+#define RA_X8_MAX_COLUMNS 32768
+/// The repacked type of `type` (RA_Q4_K_X8 for RA_Q4_K, RA_Q5_K_X8 for RA_Q5_K, RA_Q4_1_X8 for RA_Q4_1), or -1 for a
+/// type that has none.
+int ra_x8_type(int type);
+/// Bytes of `rows` rows of n elements of `type` (RA_Q4_K, RA_Q5_K or RA_Q4_1) once repacked, or -1 when they cannot be
+/// (another type, n not a multiple of the type's block or above RA_X8_MAX_COLUMNS, rows not a positive multiple of 8).
+int64_t ra_x8_bytes(int type, int64_t n, int64_t rows);
+/// Repacks `rows` rows of n elements of `type` (as in the file) into dst (ra_x8_bytes(type, n, rows) bytes, 32-byte
+/// aligned). Returns 1, or 0 (nothing written) for a type or shape ra_x8_bytes rejects.
+int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst);
 /// 1 when `path` (RA_PATH_*) multiplies repacked rows with its own decode kernels (AVX2 and AVX2_VNNI); on the other
 /// paths repacked rows are converted back chunk by chunk, which only costs time.
-int ra_k_x8_kernel(int path);
+int ra_x8_kernel(int path);
 
 /// Bit set (RA_CPU_*) of the SIMD features this CPU and OS offer.
 int ra_cpu_features(void);

@@ -105,11 +105,11 @@ struct TransformerWeights: @unchecked Sendable {
             ))
         }
         self.layers = layers
-        if repack && ra_k_x8_kernel(ra_kernel_path()) != 0 { try repackKQuants(file: file) }
+        if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackKQuants(file: file) }
     }
 
     /// Repacks every Q4_K and Q5_K matrix of the layers (and an untied output matrix) into groups of 8 interleaved rows
-    /// (ra_k_x8_repack), whose decode kernels compute ~2× as fast as the one-row dots on AVX2, where those dots, not the
+    /// (ra_x8_repack), whose decode kernels compute ~2× as fast as the one-row dots on AVX2, where those dots, not the
     /// memory, set the decode rate (bench/results/engine-notes.md, "Stop 32"). The results are the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
     /// then dropped from this process's mapping, so the resident size grows by the 2.3–2.8% the repacked layout adds,
@@ -120,7 +120,7 @@ struct TransformerWeights: @unchecked Sendable {
         var slots: [Slot] = []
         func consider(_ m: WeightMatrix, layer: Int, which: Int) {
             let type = Int32(bitPattern: m.type.rawValue)
-            let bytes = Int(ra_k_x8_bytes(type, Int64(m.columns), Int64(m.rows)))
+            let bytes = Int(ra_x8_bytes(type, Int64(m.columns), Int64(m.rows)))
             guard bytes > 0 else { return }
             slots.append(Slot(layer: layer, which: which, matrix: m, slot: layout.add(bytes), bytes: bytes))
         }
@@ -138,12 +138,12 @@ struct TransformerWeights: @unchecked Sendable {
         // back as clean file pages the system may reclaim.)
         DispatchQueue.concurrentPerform(iterations: all.count) { k in
             let s = all[k]
-            _ = ra_k_x8_repack(Int32(bitPattern: s.matrix.type.rawValue), s.matrix.data, Int64(s.matrix.columns), Int64(s.matrix.rows),
+            _ = ra_x8_repack(Int32(bitPattern: s.matrix.type.rawValue), s.matrix.data, Int64(s.matrix.columns), Int64(s.matrix.rows),
                                block.raw(s.slot))
             if let t = file.tensor(named: s.matrix.name) { file.releasePages(of: t) }
         }
         for s in all {
-            let m = s.matrix.moved(to: UnsafeRawPointer(block.raw(s.slot)), kernelType: ra_k_x8_type(Int32(bitPattern: s.matrix.type.rawValue)))
+            let m = s.matrix.moved(to: UnsafeRawPointer(block.raw(s.slot)), kernelType: ra_x8_type(Int32(bitPattern: s.matrix.type.rawValue)))
             if s.layer < 0 { output = m; continue }
             switch s.which {
             case 0: layers[s.layer].q = m

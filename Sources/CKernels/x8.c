@@ -1,15 +1,17 @@
-// Q4_K and Q5_K repacked at load for decode: 8 weight rows interleaved so that the 8 lanes of a 256-bit vector are 8 rows.
+// Q4_K, Q5_K and Q4_1 repacked at load for decode: 8 weight rows interleaved so that the 8 lanes of a 256-bit vector are
+// 8 rows.
 //
 // Why: on a 2-core AVX2 machine (AMD EPYC, no AVX-512) the one-row Q4_K dot computes barely faster than a thread's share
 // of the memory: its instructions, not the bytes, set the decode rate (bench/results/engine-notes.md, "Stop 31").
 // A row's dot spends a fifth of them broadcasting and unpacking its sub-block scales and an eighth on the float tail
 // of each super-block. With 8 rows in the lanes the scales are one byte shuffle per sub-block for all 8, the int32
 // sums need no horizontal reduction and the float tail is two vector fmas for 8 rows. Q5_K's dot is the same with the
-// fifth bits on top.
+// fifth bits on top. Q4_1 (SmolLM2) has a float tail every 32 elements, 8 rows of which become one vector's.
 //
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
-// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end. Paths
+// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end; Q4_1
+// c = fma(I, d · d_x, c), c = fma(m, s_x, c) into chain c = block mod 4, (c0 + c1) + (c2 + c3) at the end. Paths
 // and shapes without these kernels convert a range of rows back to the file's layout in a per-thread buffer and run
 // the path's own kernels on them, so every path keeps its results exactly.
 #include "ckernels.h"
@@ -35,21 +37,57 @@ _Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 =
 _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
                "Q4_K and Q5_K share the head");
 
-int ra_k_x8_type(int type) { return type == RA_Q4_K ? RA_Q4_K_X8 : type == RA_Q5_K ? RA_Q5_K_X8 : -1; }
+/// One block of 32 elements of 8 repacked Q4_1 rows: 160 bytes, as 8 × 20 in the file.
+typedef struct {
+    uint16_t d[8], m[8];        // halves of row r
+    uint8_t qs[4][8][4];        // [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs
+} q41x8_block;
+_Static_assert(sizeof(q41x8_block) == RA_Q4_1_X8_GROUP_BYTES && sizeof(q41x8_block) % 32 == 0,
+               "ckernels.h states the repacked Q4_1 block's size, which keeps 32-byte alignment");
+
+int ra_x8_type(int type) {
+    return type == RA_Q4_K ? RA_Q4_K_X8 : type == RA_Q5_K ? RA_Q5_K_X8 : type == RA_Q4_1 ? RA_Q4_1_X8 : -1;
+}
 
 /// The file's type of a repacked one, or -1.
-static int ra_k_x8_source(int x8) { return x8 == RA_Q4_K_X8 ? RA_Q4_K : x8 == RA_Q5_K_X8 ? RA_Q5_K : -1; }
+static int ra_x8_source(int x8) {
+    return x8 == RA_Q4_K_X8 ? RA_Q4_K : x8 == RA_Q5_K_X8 ? RA_Q5_K : x8 == RA_Q4_1_X8 ? RA_Q4_1 : -1;
+}
 
-int64_t ra_k_x8_bytes(int type, int64_t n, int64_t rows) {
-    const int x8 = ra_k_x8_type(type);
-    if (x8 < 0 || n <= 0 || n % QK_K != 0 || n > RA_K_X8_MAX_COLUMNS || rows <= 0 || rows % 8 != 0) return -1;
+int64_t ra_x8_bytes(int type, int64_t n, int64_t rows) {
+    const int x8 = ra_x8_type(type);
+    if (x8 < 0 || n <= 0 || n % ra_type_block_size(type) != 0 || n > RA_X8_MAX_COLUMNS || rows <= 0 || rows % 8 != 0) return -1;
     return rows * ra_row_bytes(x8, n);
 }
 
-int ra_k_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
-    if (ra_k_x8_bytes(type, n, rows) < 0) return 0;
+/// Q4_1: rows [r0, r1) repacked (to = 1) from the file's rows at a into groups at o, or back (to = 0), nb blocks a row.
+static void ra_q41_x8_convert(uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, int64_t r1, const int to) {
+    for (int64_t row = r0; row < r1; row++) {
+        const int r = (int)(row % 8);
+        for (int64_t j = 0; j < nb; j++) {
+            q41x8_block *p = (q41x8_block *)(void *)(o + (row / 8 * nb + j) * (int64_t)sizeof(q41x8_block));
+            blk_q4_1 *b = (blk_q4_1 *)(void *)(a + ((row - (to ? 0 : r0)) * nb + j) * (int64_t)sizeof(blk_q4_1));
+            if (to) {
+                p->d[r] = b->d;
+                p->m[r] = b->m;
+                for (int e = 0; e < 4; e++) memcpy(p->qs[e][r], b->qs + 4 * e, 4);
+            } else {
+                b->d = p->d[r];
+                b->m = p->m[r];
+                for (int e = 0; e < 4; e++) memcpy(b->qs + 4 * e, p->qs[e][r], 4);
+            }
+        }
+    }
+}
+
+int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
+    if (ra_x8_bytes(type, n, rows) < 0) return 0;
+    if (type == RA_Q4_1) {
+        ra_q41_x8_convert((uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
+        return 1;
+    }
     const int five = type == RA_Q5_K;
-    const int64_t ns = n / QK_K, bb = ra_type_block_bytes(type), gb = 8 * ra_type_block_bytes(ra_k_x8_type(type));
+    const int64_t ns = n / QK_K, bb = ra_type_block_bytes(type), gb = 8 * ra_type_block_bytes(ra_x8_type(type));
     const int64_t qso = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs), oqs = five ? K4X8_QS5 : K4X8_QS4;
     const uint8_t *a = src;
     uint8_t *o = dst;
@@ -78,10 +116,15 @@ int ra_k_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst
     return 1;
 }
 
-/// Rows [r0, r1) of a repacked matrix (ns super-blocks a row) back in the file's layout (`type`) at dst.
-static void ra_k_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
+/// Rows [r0, r1) of a repacked matrix (ns blocks a row: super-blocks of the K types) back in the file's layout (`type`)
+/// at dst.
+static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
+    if (type == RA_Q4_1) {
+        ra_q41_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
+        return;
+    }
     const int five = type == RA_Q5_K;
-    const int64_t bb = ra_type_block_bytes(type), gb = 8 * ra_type_block_bytes(ra_k_x8_type(type));
+    const int64_t bb = ra_type_block_bytes(type), gb = 8 * ra_type_block_bytes(ra_x8_type(type));
     const int64_t qso = five ? (int64_t)offsetof(blk_q5_k, qs) : (int64_t)offsetof(blk_q4_k, qs), oqs = five ? K4X8_QS5 : K4X8_QS4;
     for (int64_t row = r0; row < r1; row++) {
         const int r = (int)(row % 8);
@@ -190,17 +233,52 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
     _mm256_storeu_ps(out, five ? _mm256_sub_ps(acc, accm) : acc);
 }
 
-RA_AVX2 static void ra_avx2_rows_q4_k_x8(int64_t n, const void *w, int64_t groups, const void *x, float *out) {
+RA_AVX2 static void ra_avx2_rows_q4_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    (void)side;
     const int64_t ns = n / QK_K;
     for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q4_K_X8_GROUP_BYTES, x, out + 8 * g8, 0);
 }
-RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t groups, const void *x, float *out) {
+RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    (void)side;
     const int64_t ns = n / QK_K;
     for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q5_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
 }
+
+// Q4_1: out[0..8) = the dots of each of `groups` groups of 8 repacked rows (nb blocks each) with the Q8_1 activation row
+// x: per block the 8 quartets of its quants added in int16 (at most 8 · 2 · 15 · 127 = 30480), one vpmaddwd to int32,
+// then chain block mod 4 of each row gets fma(I, d · d_x) and fma(m, s_x), as dot_b32 sums a row.
+// side: the activation row's d and s as floats (ra_matmul_side: nb of each), or NULL to convert them here.
+RA_AVX2 static void ra_avx2_rows_q4_1_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    const int64_t nb = n / 32;
+    const blk_q8_1 *y = x;
+    const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    for (int64_t g8 = 0; g8 < groups; g8++) {
+        const q41x8_block *p = (const q41x8_block *)w + g8 * nb;
+        __m256 c[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
+        for (int64_t j = 0; j < nb; j++) {
+            const q41x8_block *pj = p + j;
+            __m256i s = _mm256_setzero_si256();
+            RA_UNROLL
+            for (int e = 0; e < 4; e++) {
+                const __m256i v = _mm256_load_si256((const __m256i *)(const void *)pj->qs[e]);
+                s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(v, m4), bcast4(y[j].qs + 4 * e)));
+                s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), bcast4(y[j].qs + 16 + 4 * e)));
+            }
+            const __m256 isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(s, ones));
+            const __m256 d = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)pj->d));
+            const __m256 m = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)pj->m));
+            const int k = (int)(j & 3);
+            const __m256 dx = side ? _mm256_broadcast_ss(side + j) : _mm256_set1_ps(_cvtsh_ss(y[j].d));
+            const __m256 sx = side ? _mm256_broadcast_ss(side + nb + j) : _mm256_set1_ps(_cvtsh_ss(y[j].s));
+            c[k] = _mm256_fmadd_ps(isum, _mm256_mul_ps(d, dx), c[k]);
+            c[k] = _mm256_fmadd_ps(m, sx, c[k]);
+        }
+        _mm256_storeu_ps(out + 8 * g8, _mm256_add_ps(_mm256_add_ps(c[0], c[1]), _mm256_add_ps(c[2], c[3])));
+    }
+}
 #endif
 
-int ra_k_x8_kernel(int path) {
+int ra_x8_kernel(int path) {
 #if defined(__x86_64__)
     return path == RA_PATH_AVX2 || path == RA_PATH_AVX2_VNNI;
 #else
@@ -209,14 +287,16 @@ int ra_k_x8_kernel(int path) {
 #endif
 }
 
-void ra_k_x8_rows(int x8, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1) {
-    const int type = ra_k_x8_source(x8);
-    const int64_t ns = n / QK_K;
+void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                int64_t r0, int64_t r1) {
+    const int type = ra_x8_source(x8);
     const uint8_t *W = w;
-    if (type < 0 || n <= 0 || n % QK_K != 0 || n > RA_K_X8_MAX_COLUMNS || r1 <= r0 || nb <= 0) return;
+    if (type < 0 || n <= 0 || n % ra_type_block_size(type) != 0 || n > RA_X8_MAX_COLUMNS || r1 <= r0 || nb <= 0) return;
+    const int64_t ns = n / ra_type_block_size(type);
 #if defined(__x86_64__)
-    if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_k_x8_kernel(ra_kernel_path())) {
-        (type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : ra_avx2_rows_q4_k_x8)(n, W + r0 * ra_row_bytes(x8, n), (r1 - r0) / 8, x, out + r0);
+    if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_x8_kernel(ra_kernel_path())) {
+        (type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : ra_avx2_rows_q4_1_x8)(
+            n, W + r0 * ra_row_bytes(x8, n), (r1 - r0) / 8, x, side, out + r0);
         return;
     }
 #endif
@@ -226,18 +306,18 @@ void ra_k_x8_rows(int x8, const void *w, int64_t n, const void *x, int64_t nb, f
     const int64_t wrow = ra_row_bytes(type, n);
     uint8_t *rows = ra_thread_unpack_buffer(ROWS * wrow);
     if (!rows) {
-        // No heap for the buffer: one row at a time from the stack (ra_k_x8_repack takes rows of at most
-        // RA_K_X8_MAX_COLUMNS, 22 KiB of Q5_K here).
-        _Alignas(64) uint8_t one[RA_K_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k)];
+        // No heap for the buffer: one row at a time from the stack (ra_x8_repack takes rows of at most
+        // RA_X8_MAX_COLUMNS, 22 KiB of Q5_K here).
+        _Alignas(64) uint8_t one[RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k)];
         for (int64_t r = r0; r < r1; r++) {
-            ra_k_x8_unpack(type, W, ns, r, r + 1, one);
-            ra_matmul_rows(type, one, n, x, nb, out + r, out_stride, 0, 1);
+            ra_x8_unpack(type, W, ns, r, r + 1, one);
+            ra_matmul_rows_side(type, one, n, x, side, nb, out + r, out_stride, 0, 1);
         }
         return;
     }
     for (int64_t ra = r0; ra < r1; ra += ROWS) {
         const int64_t rb = ra + ROWS < r1 ? ra + ROWS : r1;
-        ra_k_x8_unpack(type, W, ns, ra, rb, rows);
-        ra_matmul_rows(type, rows, n, x, nb, out + ra, out_stride, 0, rb - ra);
+        ra_x8_unpack(type, W, ns, ra, rb, rows);
+        ra_matmul_rows_side(type, rows, n, x, side, nb, out + ra, out_stride, 0, rb - ra);
     }
 }

@@ -147,7 +147,7 @@ static inline __attribute__((always_inline)) void ra_panel_prefetch(const uint8_
 #endif
 }
 
-// Products of RA_Q4_K_X8 / RA_Q5_K_X8 rows (type x8; k4_x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or
+// Products of RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8 rows (type x8; x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or
 // the rows converted back to the file's type in the thread's unpack buffer.
 // side: the activation rows' scales from ra_matmul_side (Q4_1), or NULL.
 void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,

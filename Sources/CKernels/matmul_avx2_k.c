@@ -201,7 +201,7 @@ int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                      (int64_t)sizeof(blk_q5_k));
 }
 
-// Q4_K and Q5_K rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, k4_x8.c): the layout already holds 8 rows' quartets
+// Q4_K and Q5_K rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, x8.c): the layout already holds 8 rows' quartets
 // side by side, so a panel is their nibbles split in two (with Q5_K's fifth bits added) and the byte scales widened,
 // with no transpose. W: a group of 8 rows (nrows is 8). The repacked super-block: d[8], dmin[8] (halves), sc[8][8],
 // mn[8][8], (Q5_K: qh[8][8][4]), qs[4][8][8][4].

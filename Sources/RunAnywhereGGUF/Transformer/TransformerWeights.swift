@@ -2,11 +2,11 @@ import CKernels
 import Dispatch
 
 /// A weight matrix: `rows` rows of `columns` elements of `type`, inside the mapped file (never copied), or repacked
-/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8 or RA_Q5_K_X8).
+/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8, RA_Q5_K_X8 or RA_Q4_1_X8).
 struct WeightMatrix: @unchecked Sendable {
     let name: String
     let type: GGMLType
-    /// The type id the kernels are called with: `type`'s, or RA_Q4_K_X8 / RA_Q5_K_X8 for Q4_K / Q5_K rows repacked at load.
+    /// The type id the kernels are called with: `type`'s, or its repacked type (ra_x8_type) for rows repacked at load.
     let kernelType: Int32
     let data: UnsafeRawPointer
     /// Elements per row (ggml ne0): the length of the input vector.
@@ -54,8 +54,8 @@ struct TransformerWeights: @unchecked Sendable {
     /// The pages holding the repacked matrices (nil when none were repacked); freed with the weights.
     private(set) var repacked: PageBlock?
 
-    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K and Q5_K matrices are repacked for decode
-    /// where the CPU's kernel path multiplies them faster that way (``repackKQuants(file:)``).
+    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K and Q4_1 matrices are repacked for
+    /// decode where the CPU's kernel path multiplies them faster that way (``repackRows(file:)``).
     /// - Throws: `GGUFError(.invalidFormat)` for a missing tensor or a wrong shape, `.unsupported` for a tensor
     ///   type the kernels cannot multiply, `.io` when the memory for repacked matrices cannot be had.
     init(file: GGUFFile, config c: TransformerConfig, repack: Bool = true) throws {
@@ -105,31 +105,31 @@ struct TransformerWeights: @unchecked Sendable {
             ))
         }
         self.layers = layers
-        if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackKQuants(file: file) }
+        if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackRows(file: file) }
     }
 
-    /// Repacks every Q4_K and Q5_K matrix of the layers (and an untied output matrix) into groups of 8 interleaved rows
-    /// (ra_x8_repack), whose decode kernels compute ~2× as fast as the one-row dots on AVX2, where those dots, not the
-    /// memory, set the decode rate (bench/results/engine-notes.md, "Stop 32"). The results are the same bits.
+    /// Repacks every Q4_K, Q5_K and Q4_1 matrix of the layers (and an untied output matrix) into groups of 8 interleaved
+    /// rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row kernels on AVX2, where those,
+    /// not the memory, set the decode rate (bench/results/engine-notes.md, "Stop 32"). The results are the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
-    /// then dropped from this process's mapping, so the resident size grows by the 2.3–2.8% the repacked layout adds,
+    /// then dropped from this process's mapping, so the resident size grows by the 0–2.8% the repacked layouts add,
     /// not by a second copy. The token embedding stays in the file: rows are looked up there one at a time.
-    private mutating func repackKQuants(file: GGUFFile) throws {
-        struct Slot { let layer: Int; let which: Int; let matrix: WeightMatrix; let slot: Int; let bytes: Int }
+    private mutating func repackRows(file: GGUFFile) throws {
+        struct Slot { let layer: Int; let which: Int; let matrix: WeightMatrix; let slot: Int }
         var layout = PageBlock.Layout()
         var slots: [Slot] = []
         func consider(_ m: WeightMatrix, layer: Int, which: Int) {
             let type = Int32(bitPattern: m.type.rawValue)
             let bytes = Int(ra_x8_bytes(type, Int64(m.columns), Int64(m.rows)))
             guard bytes > 0 else { return }
-            slots.append(Slot(layer: layer, which: which, matrix: m, slot: layout.add(bytes), bytes: bytes))
+            slots.append(Slot(layer: layer, which: which, matrix: m, slot: layout.add(bytes)))
         }
         for (i, l) in layers.enumerated() {
             for (which, m) in [l.q, l.k, l.v, l.output, l.gate, l.up, l.down].enumerated() { consider(m, layer: i, which: which) }
         }
         if !hasTiedOutput { consider(output, layer: -1, which: 0) }
         guard !slots.isEmpty else { return }
-        let block = try PageBlock(layout, purpose: "the repacked Q4_K and Q5_K weights")
+        let block = try PageBlock(layout, purpose: "the repacked Q4_K, Q5_K and Q4_1 weights")
         block.adviseHugePages()
         let all = slots
         // Each tensor's file pages are let go as soon as it is copied, so the resident size never holds both copies
@@ -138,8 +138,9 @@ struct TransformerWeights: @unchecked Sendable {
         // back as clean file pages the system may reclaim.)
         DispatchQueue.concurrentPerform(iterations: all.count) { k in
             let s = all[k]
-            _ = ra_x8_repack(Int32(bitPattern: s.matrix.type.rawValue), s.matrix.data, Int64(s.matrix.columns), Int64(s.matrix.rows),
-                               block.raw(s.slot))
+            let done = ra_x8_repack(Int32(bitPattern: s.matrix.type.rawValue), s.matrix.data, Int64(s.matrix.columns),
+                                    Int64(s.matrix.rows), block.raw(s.slot))
+            precondition(done == 1, "\(s.matrix.name): ra_x8_bytes took this shape, so ra_x8_repack must")
             if let t = file.tensor(named: s.matrix.name) { file.releasePages(of: t) }
         }
         for s in all {

@@ -147,6 +147,33 @@ static inline __attribute__((always_inline)) void ra_panel_prefetch(const uint8_
 #endif
 }
 
+// The layouts of rows repacked at load (x8.c; the AVX2 panels are packed from them, matmul_avx2_k.c and _b32.c).
+// The head of one super-block of 8 repacked rows; then Q5_K's fifth bits qh[8][8][4] ([quartet e][row r]: bytes
+// 4e .. 4e + 3 of row r's qh), then the quants qs[4][8][8][4] ([group g][quartet e][row r]: bytes 32g + 4e .. 32g + 4e + 3
+// of row r's qs). 1184 bytes for Q4_K against 8 × 144 in the file (+2.8%), 1440 for Q5_K against 8 × 176 (+2.3%): the
+// 6-bit scales and mins are kept one a byte, so that a shuffle reaches them.
+typedef struct {
+    uint16_t d[8], dmin[8];     // halves of row r
+    uint8_t sc[8][8];           // [sub-block j][row r]: scale (0..63)
+    uint8_t mn[8][8];           // [sub-block j][row r]: min (0..63)
+} k4x8_head;
+enum { K4X8_QH = sizeof(k4x8_head), K4X8_QS4 = sizeof(k4x8_head), K4X8_QS5 = sizeof(k4x8_head) + 256 };
+_Static_assert(sizeof(k4x8_head) == 160, "the repacked head is 160 bytes");
+_Static_assert(K4X8_QS4 + 1024 == RA_Q4_K_X8_GROUP_BYTES && K4X8_QS5 + 1024 == RA_Q5_K_X8_GROUP_BYTES,
+               "ckernels.h states the repacked super-blocks' sizes");
+_Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 == 0 && K4X8_QS5 % 32 == 0,
+               "repacked super-blocks keep 32-byte alignment");
+_Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
+               "Q4_K and Q5_K share the head");
+
+// One block of 32 elements of 8 repacked Q4_1 rows: 160 bytes, as 8 × 20 in the file.
+typedef struct {
+    uint16_t d[8], m[8];        // halves of row r
+    uint8_t qs[4][8][4];        // [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs
+} q41x8_block;
+_Static_assert(sizeof(q41x8_block) == RA_Q4_1_X8_GROUP_BYTES && sizeof(q41x8_block) % 32 == 0,
+               "ckernels.h states the repacked Q4_1 block's size, which keeps 32-byte alignment");
+
 // Products of RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8 rows (type x8; x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or
 // the rows converted back to the file's type in the thread's unpack buffer.
 // side: the activation rows' scales from ra_matmul_side (Q4_1), or NULL.

@@ -289,8 +289,8 @@ RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
 
-// Q4_1 rows repacked at load (RA_Q4_1_X8, x8.c): a block of 8 rows is d[8], m[8] (halves) and qs[4][8][4] (quartet e of
-// the 8 rows, dword e of each row's 16 bytes), the transposed form b32_pack_panel8_q4 builds, so a panel is its nibbles
+// Q4_1 rows repacked at load (RA_Q4_1_X8, x8.c): a block of 8 rows (q41x8_block, kernels_internal.h) holds quartet e of
+// the 8 rows as dword e of each row's 16 bytes, the transposed form b32_pack_panel8_q4 builds, so a panel is its nibbles
 // split and its halves widened. W: a group of 8 rows (nrows is 8).
 RA_AVX2 static void q4_1_x8_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
     (void)wrow;
@@ -298,14 +298,14 @@ RA_AVX2 static void q4_1_x8_pack(const uint8_t *W, int64_t wrow, int64_t nblk, i
     b32_panel8 *p = panel;
     const __m256i low = _mm256_set1_epi8(0x0F);
     for (int64_t j = 0; j < nblk; j++) {
-        const uint8_t *a = W + j * RA_Q4_1_X8_GROUP_BYTES;
+        const q41x8_block *a = (const q41x8_block *)(const void *)W + j;
         for (int e = 0; e < 4; e++) {
-            const __m256i v = _mm256_load_si256((const __m256i *)(const void *)(a + 32 + 32 * e));
+            const __m256i v = _mm256_load_si256((const __m256i *)(const void *)a->qs[e]);
             _mm256_store_si256((__m256i *)p[j].q[e], _mm256_and_si256(v, low));
             _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
         }
-        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)a)));
-        _mm256_store_ps(p[j].m, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)(a + 16))));
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)a->d)));
+        _mm256_store_ps(p[j].m, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)a->m)));
     }
 }
 

@@ -203,34 +203,34 @@ int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 
 // Q4_K and Q5_K rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8, x8.c): the layout already holds 8 rows' quartets
 // side by side, so a panel is their nibbles split in two (with Q5_K's fifth bits added) and the byte scales widened,
-// with no transpose. W: a group of 8 rows (nrows is 8). The repacked super-block: d[8], dmin[8] (halves), sc[8][8],
-// mn[8][8], (Q5_K: qh[8][8][4]), qs[4][8][8][4].
+// with no transpose. W: a group of 8 rows (nrows is 8); the repacked super-block: k4x8_head (kernels_internal.h).
 RA_AVX2_INLINE void k4_x8_pack_panel8(const uint8_t *W, int64_t ns, void *panel, const int five) {
     q4_k_panel8 *p = panel;
-    const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? 416 : 160;
-    const __m256i m4 = _mm256_set1_epi8(15), bit4 = _mm256_set1_epi8(0x10);
+    const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
+    const __m256i m4 = _mm256_set1_epi8(15);
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *b = W + i * gb;
         q4_k_panel8 *pi = p + i;
-        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)b)));
-        _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(b + 16))));
+        const k4x8_head *h = (const k4x8_head *)(const void *)b;
+        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)h->d)));
+        _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)h->dmin)));
         for (int j = 0; j < 8; j++) {
-            const __m256i s = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 32 + 8 * j)));
+            const __m256i s = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h->sc[j]));
             _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
         }
         for (int q = 0; q < 4; q++) {
-            const __m256i m0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 96 + 16 * q)));
-            const __m256i m1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + 96 + 16 * q + 8)));
+            const __m256i m0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h->mn[2 * q]));
+            const __m256i m1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h->mn[2 * q + 1]));
             _mm256_store_si256((__m256i *)pi->mins[q], _mm256_or_si256(m0, _mm256_slli_epi32(m1, 16)));
         }
         for (int g = 0; g < 4; g++) {
             for (int e = 0; e < 8; e++) {
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(b + oqs + 256 * g + 32 * e));
                 __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-                if (five) {   // bit 2g of the qh byte: the low nibble's fifth bit; 2g + 1: the high one's
-                    const __m256i h = _mm256_loadu_si256((const __m256i *)(b + 160 + 32 * e));
-                    lo = _mm256_or_si256(lo, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(h, 2 * g), 4), bit4));
-                    hi = _mm256_or_si256(hi, _mm256_and_si256(_mm256_slli_epi16(_mm256_srli_epi16(h, 2 * g + 1), 4), bit4));
+                if (five) {
+                    const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + K4X8_QH + 32 * e));
+                    lo = _mm256_or_si256(lo, k5_fifth_bit(qh, g, 0));
+                    hi = _mm256_or_si256(hi, k5_fifth_bit(qh, g, 1));
                 }
                 _mm256_store_si256((__m256i *)pi->q[16 * g + e], lo);
                 _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], hi);
@@ -249,17 +249,21 @@ RA_AVX2 static void q5_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t 
     k4_x8_pack_panel8(W, ns, panel, 1);
 }
 
+// A batch of repacked Q4_K (five = 0) or Q5_K rows through k4_matmul with the panel run `run`: whole groups only.
+RA_AVX2 static int k4_x8_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0,
+                                int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_run_fn run, const int five) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, five ? q5_k_x8_pack_panel8 : q4_k_x8_pack_panel8,
+                     run, (five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES) / 8);
+}
+
 int ra_matmul_q4_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_panel8_run,
-                     RA_Q4_K_X8_GROUP_BYTES / 8);
+    return k4_x8_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_panel8_run, 0);
 }
 int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_x8_pack_panel8, q5_k_panel8_run,
-                     RA_Q5_K_X8_GROUP_BYTES / 8);
+    return k4_x8_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_panel8_run, 1);
 }
 
 // MARK: - Q4_K and Q5_K panels with AVX-VNNI (RA_PATH_AVX2_VNNI)
@@ -333,15 +337,11 @@ RA_K4_AVXVNNI(q5_k, 1)
 
 int ra_matmul_q4_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_x8_pack_panel8, q4_k_vnni8_run,
-                     RA_Q4_K_X8_GROUP_BYTES / 8);
+    return k4_x8_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_k_vnni8_run, 0);
 }
 int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_x8_pack_panel8, q5_k_vnni8_run,
-                     RA_Q5_K_X8_GROUP_BYTES / 8);
+    return k4_x8_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_k_vnni8_run, 1);
 }
 
 // MARK: - Q6_K batches: the same panels of 8 weight rows, 16 sub-blocks of 16 elements with int8 scales

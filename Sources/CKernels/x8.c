@@ -19,32 +19,6 @@
 
 #include <string.h>
 
-/// The head of one super-block of 8 repacked rows; then Q5_K's fifth bits qh[8][8][4] ([quartet e][row r]: bytes
-/// 4e .. 4e + 3 of row r's qh), then the quants qs[4][8][8][4] ([group g][quartet e][row r]: bytes 32g + 4e .. 32g + 4e + 3
-/// of row r's qs). 1184 bytes for Q4_K against 8 × 144 in the file (+2.8%), 1440 for Q5_K against 8 × 176 (+2.3%): the
-/// 6-bit scales and mins are kept one a byte, so that a shuffle reaches them.
-typedef struct {
-    uint16_t d[8], dmin[8];     // halves of row r
-    uint8_t sc[8][8];           // [sub-block j][row r]: scale (0..63)
-    uint8_t mn[8][8];           // [sub-block j][row r]: min (0..63)
-} k4x8_head;
-enum { K4X8_QH = sizeof(k4x8_head), K4X8_QS4 = sizeof(k4x8_head), K4X8_QS5 = sizeof(k4x8_head) + 256 };
-_Static_assert(sizeof(k4x8_head) == 160, "the repacked head is 160 bytes");
-_Static_assert(K4X8_QS4 + 1024 == RA_Q4_K_X8_GROUP_BYTES && K4X8_QS5 + 1024 == RA_Q5_K_X8_GROUP_BYTES,
-               "ckernels.h states the repacked super-blocks' sizes");
-_Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 == 0 && K4X8_QS5 % 32 == 0,
-               "repacked super-blocks keep 32-byte alignment");
-_Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
-               "Q4_K and Q5_K share the head");
-
-/// One block of 32 elements of 8 repacked Q4_1 rows: 160 bytes, as 8 × 20 in the file.
-typedef struct {
-    uint16_t d[8], m[8];        // halves of row r
-    uint8_t qs[4][8][4];        // [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs
-} q41x8_block;
-_Static_assert(sizeof(q41x8_block) == RA_Q4_1_X8_GROUP_BYTES && sizeof(q41x8_block) % 32 == 0,
-               "ckernels.h states the repacked Q4_1 block's size, which keeps 32-byte alignment");
-
 int ra_x8_type(int type) {
     return type == RA_Q4_K ? RA_Q4_K_X8 : type == RA_Q5_K ? RA_Q5_K_X8 : type == RA_Q4_1 ? RA_Q4_1_X8 : -1;
 }
@@ -165,14 +139,6 @@ RA_AVX2_INLINE __m256i k4x8_pair(void) {
     return _mm256_setr_epi8(0, z, 8, z, 1, z, 9, z, 2, z, 10, z, 3, z, 11, z, 4, z, 12, z, 5, z, 13, z, 6, z, 14, z, 7, z, 15, z);
 }
 
-// The fifth bit of each quant of group g at bit 4 of its byte, from qh bytes (bit 2g: the low nibbles' quant, hi = 0;
-// bit 2g + 1: the high nibbles', hi = 1). 16-bit shifts move bits across the bytes of a word, which the mask drops.
-RA_AVX2_INLINE __m256i k5x8_bit(__m256i h, const int g, const int hi) {
-    const int s = 4 - (2 * g + hi);
-    const __m256i b = s > 0 ? _mm256_slli_epi16(h, s) : s < 0 ? _mm256_srli_epi16(h, -s) : h;
-    return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
-}
-
 // out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks of gb bytes at p) with the activation row b.
 // No software prefetch: a group is one sequential stream, which the hardware prefetcher follows better on its own
 // (bench/kernels/x8_ab.sh from memory in huge pages, 1 thread on the EPYC: Q4_K 23.8 -> 30.7 GB/s, Q5_K 17.5 -> 26.9
@@ -203,8 +169,8 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
                     __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
                     if (five) {
                         const __m256i qh = _mm256_load_si256((const __m256i *)(const void *)(pi + K4X8_QH + 32 * e));
-                        lo = _mm256_or_si256(lo, k5x8_bit(qh, g, 0));
-                        hi = _mm256_or_si256(hi, k5x8_bit(qh, g, 1));
+                        lo = _mm256_or_si256(lo, k5_fifth_bit(qh, g, 0));
+                        hi = _mm256_or_si256(hi, k5_fifth_bit(qh, g, 1));
                     }
                     slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 64 * g + 4 * e)));
                     shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 64 * g + 32 + 4 * e)));

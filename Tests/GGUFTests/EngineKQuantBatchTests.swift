@@ -56,20 +56,9 @@ struct EngineKQuantBatchTests {
         #expect(repacked.weights.tokenEmbedding.kernelType == Int32(bitPattern: repacked.weights.tokenEmbedding.type.rawValue),
                 "the token embedding stays in the file")
         let prompt = (0..<13).map { Int32(($0 * 977 + 3) % repacked.vocabularySize) }
-        func run(_ model: GGUFModel) throws -> [Float] {
-            try path.run {
-                let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
-                var logits = try context.evaluate(prompt, allLogits: true)
-                var token: Int32 = 7
-                for _ in 0..<4 {
-                    let one = try context.decode(token)
-                    token = Int32(one.indices.max { one[$0] < one[$1] } ?? 0)
-                    logits += one
-                }
-                return logits
-            }
-        }
-        let a = try run(repacked), b = try run(plain)
+        let steps: [Int32] = [7, 77, 150, 3]
+        let a = try path.promptAndDecodeLogits(repacked, prompt: prompt, steps: steps)
+        let b = try path.promptAndDecodeLogits(plain, prompt: prompt, steps: steps)
         #expect(a.count == b.count)
         let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
         #expect(differing == 0, "\(name) \(path): \(differing) of \(a.count) logits differ between the repacked and the file's layout")

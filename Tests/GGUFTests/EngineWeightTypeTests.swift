@@ -76,16 +76,10 @@ struct EngineWeightTypeTests {
         let gate = repacked.weights.layers[0].gate
         #expect((gate.kernelType == Int32(RA_Q4_1_X8)) == expected, "gate: kernel type \(gate.kernelType)")
         let prompt: [Int32] = [1, 200, 7, 42, 263, 130, 5, 17, 99]
-        func run(_ model: GGUFModel) throws -> [Float] {
-            try kernels.run {
-                let context = try GGUFContext(model: model, contextLength: 64, threads: 2)
-                var logits = try context.evaluate(prompt, allLogits: true)
-                for token in [Int32(3), 77, 150] { logits += try context.decode(token) }
-                return logits
-            }
-        }
-        let a = try run(repacked), b = try run(plain)
-        #expect(a.count == b.count && a.count == spec.vocabSize * (prompt.count + 3))
+        let steps: [Int32] = [3, 77, 150]
+        let a = try kernels.promptAndDecodeLogits(repacked, prompt: prompt, steps: steps)
+        let b = try kernels.promptAndDecodeLogits(plain, prompt: prompt, steps: steps)
+        #expect(a.count == b.count && a.count == spec.vocabSize * (prompt.count + steps.count))
         let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
         #expect(differing == 0, "\(kernels): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
     }

@@ -53,11 +53,12 @@ RA_AVX2_INLINE void store_rows8(float *out, __m256 v, int nr) {
     _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane), v);
 }
 
-// The fifth bit of each quant of group g at bit 4 of its byte, from Q5_K qh bytes (bit 2g: the low nibbles' quant,
-// hi = 0; bit 2g + 1: the high nibbles', hi = 1). 16-bit shifts move bits across the bytes of a word, which the mask
-// drops.
-RA_AVX2_INLINE __m256i k5_fifth_bit(__m256i h, const int g, const int hi) {
-    const int s = 4 - (2 * g + hi);
+// Bit `bit` (0..7) of each byte of h moved to bit 4, the others cleared: the fifth bit of 5-bit quants. Q5_K qh bytes
+// hold group g's in bit 2g (the low nibbles' quants) and 2g + 1 (the high ones'); the repacked 32-element types'
+// rearranged qh (kernels_internal.h) quartet e's in bit e and 4 + e. 16-bit shifts move bits across the bytes of a
+// word, which the mask drops.
+RA_AVX2_INLINE __m256i fifth_bit(__m256i h, const int bit) {
+    const int s = 4 - bit;
     const __m256i b = s > 0 ? _mm256_slli_epi16(h, s) : s < 0 ? _mm256_srli_epi16(h, -s) : h;
     return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
 }

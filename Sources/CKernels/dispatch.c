@@ -274,7 +274,8 @@ static int b32_takes_side(int weight_type, int path) {
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
-    if (weight_type == RA_Q4_1_X8) weight_type = ra_x8_kernel(ra_kernel_path()) ? RA_Q4_1 : -1;   // (its kernels take Q4_1's)
+    // repacked 32-element types: their kernels take the file type's scales, on the paths that have them
+    if (ra_x8_source(weight_type) >= 0) weight_type = ra_x8_kernel(ra_kernel_path()) ? ra_x8_source(weight_type) : -1;
     if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, ra_kernel_path())) return 2 * (n / 32) * nb;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
@@ -284,7 +285,7 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 
 void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
 #if defined(__x86_64__)
-    ra_b32_side_avx2(weight_type == RA_Q4_1_X8 ? RA_Q4_1 : weight_type, x, n, nb, side);
+    ra_b32_side_avx2(ra_x8_source(weight_type) >= 0 ? ra_x8_source(weight_type) : weight_type, x, n, nb, side);
 #else
     (void)weight_type; (void)x; (void)n; (void)nb; (void)side;
 #endif
@@ -342,17 +343,18 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
 
 void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                          float *out, int64_t out_stride, int64_t r0, int64_t r1) {
-    if (weight_type == RA_Q4_K_X8 || weight_type == RA_Q5_K_X8 || weight_type == RA_Q4_1_X8) {
+    const int source = ra_x8_source(weight_type);
+    if (source >= 0) {
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
         if (nb > 1 && ra_x8_kernel(xpath)) {
-            const int five = weight_type == RA_Q5_K_X8, vnni = xpath == RA_PATH_AVX2_VNNI;
-            if (weight_type == RA_Q4_1_X8) {
+            if (ra_is_b32(source)) {
                 const int64_t bytes = RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);
-                if (scratch && ra_matmul_q4_1_x8_avx2(w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+                if (scratch && ra_matmul_b32_x8_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
             } else {
+                const int five = source == RA_Q5_K, vnni = xpath == RA_PATH_AVX2_VNNI;
                 const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);
                 const ra_matmul_batch_fn batch = five ? (vnni ? ra_matmul_q5_k_x8_avxvnni : ra_matmul_q5_k_x8_avx2)

@@ -166,17 +166,56 @@ _Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 =
 _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
                "Q4_K and Q5_K share the head");
 
-// One block of 32 elements of 8 repacked Q4_1 rows: 160 bytes, as 8 × 20 in the file.
+// One block of 32 elements of a group of 8 repacked rows of the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1), the blocks
+// of a group one after the other so that a group is one sequential stream (a layout of separate regions for quants and
+// scales read 3.6x slower from memory: the hardware prefetcher restarts at every region):
+//   d[8]              halves of row r;
+//   m[8]              Q4_1, Q5_1: halves of row r;
+//   qh[8]             Q5_0, Q5_1: row r's fifth bits as one uint32 whose byte k holds, in bit e, the bit of element
+//                     4e + k and, in bit 4 + e, that of element 16 + 4e + k (ra_b32x8_qh), so that one shift and one
+//                     mask put quartet e's fifth bits at bit 4 of its bytes;
+//   qs[4][8][4]       [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs (elements 4e.. in the low nibbles, 16 + 4e..
+//                     in the high ones), so that a quartet of the 8 rows is one 32-byte vector.
+// 8 × the file's block: 144, 176, 160 and 192 bytes (RA_*_X8_GROUP_BYTES); each part at a multiple of 16 bytes.
+_Static_assert(RA_Q4_0_X8_GROUP_BYTES == 8 * sizeof(blk_q4_0) && RA_Q5_0_X8_GROUP_BYTES == 8 * sizeof(blk_q5_0) &&
+               RA_Q4_1_X8_GROUP_BYTES == 8 * sizeof(blk_q4_1) && RA_Q5_1_X8_GROUP_BYTES == 8 * sizeof(blk_q5_1),
+               "ckernels.h states the repacked blocks' sizes: 8 of the file's");
 typedef struct {
-    uint16_t d[8], m[8];        // halves of row r
-    uint8_t qs[4][8][4];        // [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs
-} q41x8_block;
-_Static_assert(sizeof(q41x8_block) == RA_Q4_1_X8_GROUP_BYTES && sizeof(q41x8_block) % 32 == 0,
-               "ckernels.h states the repacked Q4_1 block's size, which keeps 32-byte alignment");
+    int64_t bytes;              // of the block
+    int m, qh, qs;              // offsets of the parts (m and qh meaningful only for the types that have them)
+} b32x8_layout;
+static inline b32x8_layout ra_b32x8_layout(int five, int min) {
+    b32x8_layout l;
+    l.m = 16;
+    l.qh = 16 + 16 * min;
+    l.qs = l.qh + 32 * five;
+    l.bytes = l.qs + 128;
+    return l;
+}
+// The file's qh of a block (bit i: element i) rearranged as the repacked blocks keep it (byte k, bit 4h + e: element
+// 16h + 4e + k), and back. Each nibble of the packed form is bit k of the 4 nibbles of a file half: (v >> k) & 0x1111
+// times 0x249 puts bit 4e at 9 + e with no two partial products on one bit, so no carries.
+static inline uint32_t ra_b32x8_qh(uint32_t qh) {
+    uint32_t o = 0;
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 4; k++) o |= (((((qh >> (16 * h + k)) & 0x1111u) * 0x249u) >> 9) & 0xFu) << (8 * k + 4 * h);
+    return o;
+}
+static inline uint32_t ra_b32x8_qh_back(uint32_t o) {
+    // nibble value -> its 4 bits at bits 0, 4, 8, 12
+    static const uint16_t spread[16] = { 0x0000, 0x0001, 0x0010, 0x0011, 0x0100, 0x0101, 0x0110, 0x0111,
+                                         0x1000, 0x1001, 0x1010, 0x1011, 0x1100, 0x1101, 0x1110, 0x1111 };
+    uint32_t qh = 0;
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < 4; k++) qh |= (uint32_t)spread[(o >> (8 * k + 4 * h)) & 0xFu] << (16 * h + k);
+    return qh;
+}
 
-// Products of RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8 rows (type x8; x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or
-// the rows converted back to the file's type in the thread's unpack buffer.
-// side: the activation rows' scales from ra_matmul_side (Q4_1), or NULL.
+// The file's type of a repacked one (RA_Q4_K for RA_Q4_K_X8, ...), or -1 for a type that is not repacked.
+int ra_x8_source(int x8);
+// Products of repacked rows (type x8, RA_*_X8; x8.c), as ra_matmul_rows takes them: the AVX2 decode kernels, or the
+// rows converted back to the file's type in the thread's unpack buffer.
+// side: the activation rows' scales from ra_matmul_side (the 32-element types), or NULL.
 void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                 int64_t r0, int64_t r1);
 // The calling thread's buffer for rows converted back to their file layout (at least `bytes`), or NULL.
@@ -352,11 +391,12 @@ int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// RA_Q4_1_X8 weights × nb Q8_1 activation rows (the AVX2 Q4_1 panels packed from the repacked groups, matmul_avx2_b32.c;
-// scratch RA_B32_BATCH_SCRATCH(n, nb)); also what the AVX2_VNNI path runs for them (its Q4_1 panels give the same bits).
-// side: the activation rows' scales (ra_matmul_side), or NULL to convert them here.
-int ra_matmul_q4_1_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
-                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// RA_Q4_0_X8 / RA_Q5_0_X8 / RA_Q4_1_X8 / RA_Q5_1_X8 weights (type x8) × nb Q8_0 or Q8_1 activation rows: the AVX2
+// panels of the file's type packed from the repacked groups (matmul_avx2_b32.c; scratch RA_B32_BATCH_SCRATCH(n, nb)),
+// also what the AVX2_VNNI path runs for them (its panels give the same bits). Rows [r0, r1) must start and end at
+// multiples of 8 (else 0, nothing done). side: the activation rows' scales (ra_matmul_side), or NULL to convert them here.
+int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
+                          int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Q5_K weights × nb Q8_K activation rows (the same panels and scratch as Q4_K's, matmul_avx2_k.c), in dot_q5_k's order,
 // which every x86 path's Q5_K dot shares: what all x86 paths run for Q5_K batches.
 int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,

@@ -289,30 +289,53 @@ RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
 
-// Q4_1 rows repacked at load (RA_Q4_1_X8, x8.c): a block of 8 rows (q41x8_block, kernels_internal.h) holds quartet e of
-// the 8 rows as dword e of each row's 16 bytes, the transposed form b32_pack_panel8_q4 builds, so a panel is its nibbles
-// split and its halves widened. W: a group of 8 rows (nrows is 8).
-RA_AVX2 static void q4_1_x8_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
-    (void)wrow;
-    (void)nrows;
+// The 32-element types' rows repacked at load (RA_Q4_0_X8 ... RA_Q5_1_X8, x8.c): a block of 8 rows (b32x8_layout,
+// kernels_internal.h) holds quartet e of the 8 rows as dword e of each row's 16 bytes of nibbles, the transposed form
+// b32_pack_panel8_q4 builds, so a panel is its nibbles split, the fifth bits put in, the offset taken off and its halves
+// widened. W: a group of 8 rows (nrows is 8).
+RA_AVX2_INLINE void b32_x8_pack(const uint8_t *W, int64_t nblk, void *panel, const int t) {
     b32_panel8 *p = panel;
-    const __m256i low = _mm256_set1_epi8(0x0F);
+    const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t);
+    const b32x8_layout l = ra_b32x8_layout(five, min);
+    const __m256i low = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8((char)b32_offset(t));
     for (int64_t j = 0; j < nblk; j++) {
-        const q41x8_block *a = (const q41x8_block *)(const void *)W + j;
+        const uint8_t *a = W + j * l.bytes;
+        const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qh)) : _mm256_setzero_si256();
         for (int e = 0; e < 4; e++) {
-            const __m256i v = _mm256_load_si256((const __m256i *)(const void *)a->qs[e]);
-            _mm256_store_si256((__m256i *)p[j].q[e], _mm256_and_si256(v, low));
-            _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_and_si256(_mm256_srli_epi16(v, 4), low));
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e));
+            __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
+            if (five) {
+                lo = _mm256_or_si256(lo, fifth_bit(qh, e));
+                hi = _mm256_or_si256(hi, fifth_bit(qh, 4 + e));
+            }
+            _mm256_store_si256((__m256i *)p[j].q[e], _mm256_sub_epi8(lo, off));
+            _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_sub_epi8(hi, off));
         }
-        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)a->d)));
-        _mm256_store_ps(p[j].m, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)a->m)));
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)a)));
+        _mm256_store_ps(p[j].m, min ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(a + l.m))) : _mm256_setzero_ps());
     }
 }
+#define RA_B32_X8_PACK(name, t)                                                                                        \
+    RA_AVX2 static void name##_x8_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {         \
+        (void)wrow;                                                                                                    \
+        (void)nrows;                                                                                                   \
+        b32_x8_pack(W, nblk, panel, t);                                                                                \
+    }
+RA_B32_X8_PACK(q4_0, B32_Q4_0)
+RA_B32_X8_PACK(q5_0, B32_Q5_0)
+RA_B32_X8_PACK(q4_1, B32_Q4_1)
+RA_B32_X8_PACK(q5_1, B32_Q5_1)
 
-int ra_matmul_q4_1_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
-                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
+                          int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_1_x8_pack, q4_1_run, B32_Q4_1, 1);
+    switch (x8) {
+    case RA_Q4_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_0_x8_pack, q4_0_run, B32_Q4_0, 1);
+    case RA_Q5_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_0_x8_pack, q5_0_run, B32_Q5_0, 1);
+    case RA_Q4_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_1_x8_pack, q4_1_run, B32_Q4_1, 1);
+    case RA_Q5_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_1_x8_pack, q5_1_run, B32_Q5_1, 1);
+    default: return 0;
+    }
 }
 
 // MARK: - The same panels with AVX-VNNI (RA_PATH_AVX2_VNNI: 256-bit vpdpbusd on CPUs without AVX-512)

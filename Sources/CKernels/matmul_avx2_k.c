@@ -229,8 +229,8 @@ RA_AVX2_INLINE void k4_x8_pack_panel8(const uint8_t *W, int64_t ns, void *panel,
                 __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
                 if (five) {
                     const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + K4X8_QH + 32 * e));
-                    lo = _mm256_or_si256(lo, k5_fifth_bit(qh, g, 0));
-                    hi = _mm256_or_si256(hi, k5_fifth_bit(qh, g, 1));
+                    lo = _mm256_or_si256(lo, fifth_bit(qh, 2 * g));
+                    hi = _mm256_or_si256(hi, fifth_bit(qh, 2 * g + 1));
                 }
                 _mm256_store_si256((__m256i *)pi->q[16 * g + e], lo);
                 _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], hi);

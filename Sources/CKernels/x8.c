@@ -1,17 +1,19 @@
-// Q4_K, Q5_K and Q4_1 repacked at load for decode: 8 weight rows interleaved so that the 8 lanes of a 256-bit vector are
-// 8 rows.
+// Q4_K, Q5_K and the 32-element 4- and 5-bit types (Q4_0, Q5_0, Q4_1, Q5_1) repacked at load for decode: 8 weight rows
+// interleaved so that the 8 lanes of a 256-bit vector are 8 rows.
 //
 // Why: on a 2-core AVX2 machine (AMD EPYC, no AVX-512) the one-row Q4_K dot computes barely faster than a thread's share
 // of the memory: its instructions, not the bytes, set the decode rate (bench/results/engine-notes.md, "Stop 31").
 // A row's dot spends a fifth of them broadcasting and unpacking its sub-block scales and an eighth on the float tail
 // of each super-block. With 8 rows in the lanes the scales are one byte shuffle per sub-block for all 8, the int32
 // sums need no horizontal reduction and the float tail is two vector fmas for 8 rows. Q5_K's dot is the same with the
-// fifth bits on top. Q4_1 (SmolLM2) has a float tail every 32 elements, 8 rows of which become one vector's.
+// fifth bits on top. The 32-element types (SmolLM2's Q4_1, Gemma 3's Q5_0) have a float tail every 32 elements, 8 rows
+// of which become one vector's, and their nibbles need no per-row shuffles.
 //
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
-// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end; Q4_1
-// c = fma(I, d · d_x, c), c = fma(m, s_x, c) into chain c = block mod 4, (c0 + c1) + (c2 + c3) at the end. Paths
+// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end; the
+// 32-element types c = fma(I, d · d_x, c) (then c = fma(m, s_x, c) with a min) into chain c = block mod 4,
+// (c0 + c1) + (c2 + c3) at the end, where Q4_0's and Q5_0's I is the unsigned quants' sum less 8 or 16 · Σ x. Paths
 // and shapes without these kernels convert a range of rows back to the file's layout in a per-thread buffer and run
 // the path's own kernels on them, so every path keeps its results exactly.
 #include "ckernels.h"
@@ -20,12 +22,27 @@
 #include <string.h>
 
 int ra_x8_type(int type) {
-    return type == RA_Q4_K ? RA_Q4_K_X8 : type == RA_Q5_K ? RA_Q5_K_X8 : type == RA_Q4_1 ? RA_Q4_1_X8 : -1;
+    switch (type) {
+    case RA_Q4_K: return RA_Q4_K_X8;
+    case RA_Q5_K: return RA_Q5_K_X8;
+    case RA_Q4_0: return RA_Q4_0_X8;
+    case RA_Q5_0: return RA_Q5_0_X8;
+    case RA_Q4_1: return RA_Q4_1_X8;
+    case RA_Q5_1: return RA_Q5_1_X8;
+    default: return -1;
+    }
 }
 
-/// The file's type of a repacked one, or -1.
-static int ra_x8_source(int x8) {
-    return x8 == RA_Q4_K_X8 ? RA_Q4_K : x8 == RA_Q5_K_X8 ? RA_Q5_K : x8 == RA_Q4_1_X8 ? RA_Q4_1 : -1;
+int ra_x8_source(int x8) {
+    switch (x8) {
+    case RA_Q4_K_X8: return RA_Q4_K;
+    case RA_Q5_K_X8: return RA_Q5_K;
+    case RA_Q4_0_X8: return RA_Q4_0;
+    case RA_Q5_0_X8: return RA_Q5_0;
+    case RA_Q4_1_X8: return RA_Q4_1;
+    case RA_Q5_1_X8: return RA_Q5_1;
+    default: return -1;
+    }
 }
 
 int64_t ra_x8_bytes(int type, int64_t n, int64_t rows) {
@@ -34,21 +51,39 @@ int64_t ra_x8_bytes(int type, int64_t n, int64_t rows) {
     return rows * ra_row_bytes(x8, n);
 }
 
-/// Q4_1: rows [r0, r1) repacked (to = 1) from the file's rows at a into groups at o, or back (to = 0), nb blocks a row.
-static void ra_q41_x8_convert(uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, int64_t r1, const int to) {
+static int ra_is_b32_x8_source(int type) { return type == RA_Q4_0 || type == RA_Q5_0 || type == RA_Q4_1 || type == RA_Q5_1; }
+
+/// The 32-element types: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o,
+/// or back (to = 0) into a (row r0 first); nb blocks a row.
+static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, int64_t r1, const int to) {
+    const int five = type == RA_Q5_0 || type == RA_Q5_1, min = type == RA_Q4_1 || type == RA_Q5_1;
+    const b32x8_layout l = ra_b32x8_layout(five, min);
+    const int64_t bb = ra_type_block_bytes(type);
+    const int oqh = min ? 4 : 2, oqs = oqh + (five ? 4 : 0);   // offsets in the file's block (d, then m, qh, qs)
     for (int64_t row = r0; row < r1; row++) {
         const int r = (int)(row % 8);
         for (int64_t j = 0; j < nb; j++) {
-            q41x8_block *p = (q41x8_block *)(void *)(o + (row / 8 * nb + j) * (int64_t)sizeof(q41x8_block));
-            blk_q4_1 *b = (blk_q4_1 *)(void *)(a + ((row - (to ? 0 : r0)) * nb + j) * (int64_t)sizeof(blk_q4_1));
+            uint8_t *p = o + (row / 8 * nb + j) * l.bytes;
+            uint8_t *b = a + ((row - (to ? 0 : r0)) * nb + j) * bb;
+            uint32_t h;
             if (to) {
-                p->d[r] = b->d;
-                p->m[r] = b->m;
-                for (int e = 0; e < 4; e++) memcpy(p->qs[e][r], b->qs + 4 * e, 4);
+                memcpy(p + 2 * r, b, 2);
+                if (min) memcpy(p + l.m + 2 * r, b + 2, 2);
+                if (five) {
+                    memcpy(&h, b + oqh, 4);
+                    h = ra_b32x8_qh(h);
+                    memcpy(p + l.qh + 4 * r, &h, 4);
+                }
+                for (int e = 0; e < 4; e++) memcpy(p + l.qs + 32 * e + 4 * r, b + oqs + 4 * e, 4);
             } else {
-                b->d = p->d[r];
-                b->m = p->m[r];
-                for (int e = 0; e < 4; e++) memcpy(b->qs + 4 * e, p->qs[e][r], 4);
+                memcpy(b, p + 2 * r, 2);
+                if (min) memcpy(b + 2, p + l.m + 2 * r, 2);
+                if (five) {
+                    memcpy(&h, p + l.qh + 4 * r, 4);
+                    h = ra_b32x8_qh_back(h);
+                    memcpy(b + oqh, &h, 4);
+                }
+                for (int e = 0; e < 4; e++) memcpy(b + oqs + 4 * e, p + l.qs + 32 * e + 4 * r, 4);
             }
         }
     }
@@ -56,8 +91,8 @@ static void ra_q41_x8_convert(uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, in
 
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
-    if (type == RA_Q4_1) {
-        ra_q41_x8_convert((uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
+    if (ra_is_b32_x8_source(type)) {
+        ra_b32_x8_convert(type, (uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
         return 1;
     }
     const int five = type == RA_Q5_K;
@@ -93,8 +128,8 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) 
 /// Rows [r0, r1) of a repacked matrix (ns blocks a row: super-blocks of the K types) back in the file's layout (`type`)
 /// at dst.
 static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
-    if (type == RA_Q4_1) {
-        ra_q41_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
+    if (ra_is_b32_x8_source(type)) {
+        ra_b32_x8_convert(type, dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
         return;
     }
     const int five = type == RA_Q5_K;
@@ -169,8 +204,8 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
                     __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
                     if (five) {
                         const __m256i qh = _mm256_load_si256((const __m256i *)(const void *)(pi + K4X8_QH + 32 * e));
-                        lo = _mm256_or_si256(lo, k5_fifth_bit(qh, g, 0));
-                        hi = _mm256_or_si256(hi, k5_fifth_bit(qh, g, 1));
+                        lo = _mm256_or_si256(lo, fifth_bit(qh, 2 * g));
+                        hi = _mm256_or_si256(hi, fifth_bit(qh, 2 * g + 1));
                     }
                     slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 64 * g + 4 * e)));
                     shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 64 * g + 32 + 4 * e)));
@@ -210,36 +245,62 @@ RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t group
     for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q5_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
 }
 
-// Q4_1: out[0..8) = the dots of each of `groups` groups of 8 repacked rows (nb blocks each) with the Q8_1 activation row
-// x: per block the 8 quartets of its quants added in int16 (at most 8 · 2 · 15 · 127 = 30480), one vpmaddwd to int32,
-// then chain block mod 4 of each row gets fma(I, d · d_x) and fma(m, s_x), as dot_b32 sums a row.
-// side: the activation row's d and s as floats (ra_matmul_side: nb of each), or NULL to convert them here.
-RA_AVX2 static void ra_avx2_rows_q4_1_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+// The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1; avx2_internal.h): out[0..8) = the dots of each of `groups`
+// groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4 quartets of
+// unsigned quants of both nibbles (with their fifth bits) against the activation's 4 bytes broadcast, added in int16
+// (4-bit: 8 products of pairs, at most 8 · 2 · 15 · 127 = 30480; 5-bit: two runs of 4, 4 · 2 · 31 · 127 = 31496), then
+// to int32 by vpmaddwd; the signed types' I = that sum - (8 or 16) · Σ x, exact in float (|.| < 2^24); then chain
+// block mod 4 of each row gets fma(I, d · d_x) (and fma(m, s_x)), as dot_b32 sums a row.
+// side: the activation row's d and s (or Σ x) as floats (ra_matmul_side: nb of each), or NULL to convert them here.
+RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, const uint8_t *x, const float *side, float *out, const int t) {
+    const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t), xb = b32_xbytes(t), xq = b32_xqs(t);
+    const b32x8_layout l = ra_b32x8_layout(five, min);
     const int64_t nb = n / 32;
-    const blk_q8_1 *y = x;
+    const float off = (float)b32_offset(t);
+    float own[2 * (RA_X8_MAX_COLUMNS / 32)];
+    if (!side) {
+        b32_xscales(x, nb, own, own + nb, t);
+        side = own;
+    }
     const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
     for (int64_t g8 = 0; g8 < groups; g8++) {
-        const q41x8_block *p = (const q41x8_block *)w + g8 * nb;
+        const uint8_t *g = w + g8 * nb * l.bytes;
         __m256 c[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
         for (int64_t j = 0; j < nb; j++) {
-            const q41x8_block *pj = p + j;
-            __m256i s = _mm256_setzero_si256();
+            const int8_t *y = (const int8_t *)(x + j * xb + xq);
+            const uint8_t *p = g + j * l.bytes, *q = p + l.qs;
+            const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(p + l.qh)) : _mm256_setzero_si256();
+            __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
             RA_UNROLL
             for (int e = 0; e < 4; e++) {
-                const __m256i v = _mm256_load_si256((const __m256i *)(const void *)pj->qs[e]);
-                s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(v, m4), bcast4(y[j].qs + 4 * e)));
-                s = _mm256_add_epi16(s, _mm256_maddubs_epi16(_mm256_and_si256(_mm256_srli_epi16(v, 4), m4), bcast4(y[j].qs + 16 + 4 * e)));
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * e));
+                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+                if (five) {
+                    lo = _mm256_or_si256(lo, fifth_bit(qh, e));
+                    hi = _mm256_or_si256(hi, fifth_bit(qh, 4 + e));
+                }
+                slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 4 * e)));
+                shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 16 + 4 * e)));
             }
-            const __m256 isum = _mm256_cvtepi32_ps(_mm256_madd_epi16(s, ones));
-            const __m256 d = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)pj->d));
-            const __m256 m = _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)pj->m));
+            const __m256i isum = five ? _mm256_add_epi32(_mm256_madd_epi16(slo, ones), _mm256_madd_epi16(shi, ones))
+                                      : _mm256_madd_epi16(_mm256_add_epi16(slo, shi), ones);
+            __m256 fi = _mm256_cvtepi32_ps(isum);
+            if (off != 0.0f) fi = _mm256_sub_ps(fi, _mm256_set1_ps(off * side[nb + j]));
             const int k = (int)(j & 3);
-            const __m256 dx = side ? _mm256_broadcast_ss(side + j) : _mm256_set1_ps(_cvtsh_ss(y[j].d));
-            const __m256 sx = side ? _mm256_broadcast_ss(side + nb + j) : _mm256_set1_ps(_cvtsh_ss(y[j].s));
-            c[k] = _mm256_fmadd_ps(isum, _mm256_mul_ps(d, dx), c[k]);
-            c[k] = _mm256_fmadd_ps(m, sx, c[k]);
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)p));
+            c[k] = _mm256_fmadd_ps(fi, _mm256_mul_ps(d, _mm256_broadcast_ss(side + j)), c[k]);
+            if (min) c[k] = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + l.m))),
+                                            _mm256_broadcast_ss(side + nb + j), c[k]);
         }
         _mm256_storeu_ps(out + 8 * g8, _mm256_add_ps(_mm256_add_ps(c[0], c[1]), _mm256_add_ps(c[2], c[3])));
+    }
+}
+RA_AVX2 static void ra_avx2_rows_b32_x8(int x8, int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    switch (x8) {
+    case RA_Q4_0_X8: b32x8_rows(n, w, groups, x, side, out, B32_Q4_0); break;
+    case RA_Q5_0_X8: b32x8_rows(n, w, groups, x, side, out, B32_Q5_0); break;
+    case RA_Q4_1_X8: b32x8_rows(n, w, groups, x, side, out, B32_Q4_1); break;
+    default: b32x8_rows(n, w, groups, x, side, out, B32_Q5_1); break;
     }
 }
 #endif
@@ -261,8 +322,11 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
     const int64_t ns = n / ra_type_block_size(type);
 #if defined(__x86_64__)
     if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_x8_kernel(ra_kernel_path())) {
-        (type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : ra_avx2_rows_q4_1_x8)(
-            n, W + r0 * ra_row_bytes(x8, n), (r1 - r0) / 8, x, side, out + r0);
+        const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
+        if (type == RA_Q4_K || type == RA_Q5_K)
+            (type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : ra_avx2_rows_q4_k_x8)(n, w0, (r1 - r0) / 8, x, side, out + r0);
+        else
+            ra_avx2_rows_b32_x8(x8, n, w0, (r1 - r0) / 8, x, side, out + r0);
         return;
     }
 #endif

@@ -53,8 +53,9 @@ struct EngineWeightTypeTests {
         }
     }
 
-    @Test("a Q4_1 model repacked at load gives the logits of the file's layout, bit for bit on every path", arguments: KernelPath.available)
-    func repackedQ4_1(path kernels: KernelPath) throws {
+    @Test("a Q4_0, Q5_0, Q4_1 or Q5_1 model repacked at load gives the logits of the file's layout, bit for bit on every path",
+          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1], KernelPath.available)
+    func repacked32(type: GGMLType, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-x8")
         defer { dir.remove() }
         var spec = TinyModelSpec()
@@ -67,20 +68,20 @@ struct EngineWeightTypeTests {
         spec.vocabSize = 264
         spec.weightStd = 0.3
         spec.seed = 5
-        spec.weightType = .q4_1
-        let file = dir.path + "/q4_1.gguf"
+        spec.weightType = type
+        let file = dir.path + "/\(type.name).gguf"
         try GGUFWriter.tinyModel(spec).write(to: file)
         let repacked = try GGUFModel(path: file, repackWeights: true)
         let plain = try GGUFModel(path: file, repackWeights: false)
         let expected = ra_x8_kernel(ra_kernel_path()) != 0
         let gate = repacked.weights.layers[0].gate
-        #expect((gate.kernelType == Int32(RA_Q4_1_X8)) == expected, "gate: kernel type \(gate.kernelType)")
+        #expect((gate.kernelType == ra_x8_type(Int32(bitPattern: type.rawValue))) == expected, "gate: kernel type \(gate.kernelType)")
         let prompt: [Int32] = [1, 200, 7, 42, 263, 130, 5, 17, 99]
         let steps: [Int32] = [3, 77, 150]
         let a = try kernels.promptAndDecodeLogits(repacked, prompt: prompt, steps: steps)
         let b = try kernels.promptAndDecodeLogits(plain, prompt: prompt, steps: steps)
         #expect(a.count == b.count && a.count == spec.vocabSize * (prompt.count + steps.count))
         let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
-        #expect(differing == 0, "\(kernels): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
+        #expect(differing == 0, "\(type.name) on \(kernels): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
     }
 }

@@ -2,7 +2,7 @@ import CKernels
 import Dispatch
 
 /// A weight matrix: `rows` rows of `columns` elements of `type`, inside the mapped file (never copied), or repacked
-/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8, RA_Q5_K_X8 or RA_Q4_1_X8).
+/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8 ... RA_Q5_1_X8).
 struct WeightMatrix: @unchecked Sendable {
     let name: String
     let type: GGMLType
@@ -54,8 +54,9 @@ struct TransformerWeights: @unchecked Sendable {
     /// The pages holding the repacked matrices (nil when none were repacked); freed with the weights.
     private(set) var repacked: PageBlock?
 
-    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K and Q4_1 matrices are repacked for
-    /// decode where the CPU's kernel path multiplies them faster that way (``repackRows(file:)``).
+    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K, Q4_0, Q5_0, Q4_1 and Q5_1
+    /// matrices are repacked for decode where the CPU's kernel path multiplies them faster that way
+    /// (``repackRows(file:)``).
     /// - Throws: `GGUFError(.invalidFormat)` for a missing tensor or a wrong shape, `.unsupported` for a tensor
     ///   type the kernels cannot multiply, `.io` when the memory for repacked matrices cannot be had.
     init(file: GGUFFile, config c: TransformerConfig, repack: Bool = true) throws {
@@ -108,9 +109,10 @@ struct TransformerWeights: @unchecked Sendable {
         if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackRows(file: file) }
     }
 
-    /// Repacks every Q4_K, Q5_K and Q4_1 matrix of the layers (and an untied output matrix) into groups of 8 interleaved
-    /// rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row kernels on AVX2, where those,
-    /// not the memory, set the decode rate (bench/results/engine-notes.md, "Stop 32"). The results are the same bits.
+    /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1 and Q5_1 matrix of the layers (and an untied output matrix) into
+    /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
+    /// kernels on AVX2, where those, not the memory, set the decode rate (bench/results/engine-notes.md, "Stop 32" and
+    /// "Stop 33"). The results are the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
     /// then dropped from this process's mapping, so the resident size grows by the 0–2.8% the repacked layouts add,
     /// not by a second copy. The token embedding stays in the file: rows are looked up there one at a time.
@@ -129,7 +131,7 @@ struct TransformerWeights: @unchecked Sendable {
         }
         if !hasTiedOutput { consider(output, layer: -1, which: 0) }
         guard !slots.isEmpty else { return }
-        let block = try PageBlock(layout, purpose: "the repacked Q4_K, Q5_K and Q4_1 weights")
+        let block = try PageBlock(layout, purpose: "the repacked weight matrices")
         block.adviseHugePages()
         let all = slots
         // Each tensor's file pages are let go as soon as it is copied, so the resident size never holds both copies

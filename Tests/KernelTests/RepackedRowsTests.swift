@@ -1,11 +1,11 @@
 import CKernels
 import Testing
 
-/// Q4_K, Q5_K and Q4_1 rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8, x8.c): on every path, for decode
-/// and batches and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout
-/// (the AVX2 decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
-@Suite("Repacked Q4_K, Q5_K and Q4_1")
-struct RepackedKQuantTests {
+/// Q4_K, Q5_K, Q4_0, Q5_0, Q4_1 and Q5_1 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
+/// and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the AVX2
+/// decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
+@Suite("Repacked rows")
+struct RepackedRowsTests {
     /// `rows` rows of n elements of t repacked, or nil when the shape is refused.
     static func repack(_ t: KType, _ w: [UInt8], _ n: Int, rows: Int) -> [UInt8]? {
         let bytes = Int(ra_x8_bytes(t.id, Int64(n), Int64(rows)))
@@ -41,15 +41,28 @@ struct RepackedKQuantTests {
         return out
     }
 
-    @Test("repacked Q4_K, Q5_K and Q4_1 rows give the bits of the file's rows on every path, decode and batches, any range of groups",
-          arguments: [KType.q4_K, .q5_K, .q4_1], ["random", "extreme", "saturating"])
+    static let types = [KType.q4_K, .q5_K, .q4_0, .q5_0, .q4_1, .q5_1]
+    /// Bytes of one (super-)block of a group of 8 repacked rows of t, as ckernels.h states them.
+    static func groupBytes(_ t: KType) -> Int {
+        switch t.id {
+        case Int32(RA_Q4_K): Int(RA_Q4_K_X8_GROUP_BYTES)
+        case Int32(RA_Q5_K): Int(RA_Q5_K_X8_GROUP_BYTES)
+        case Int32(RA_Q4_0): Int(RA_Q4_0_X8_GROUP_BYTES)
+        case Int32(RA_Q5_0): Int(RA_Q5_0_X8_GROUP_BYTES)
+        case Int32(RA_Q4_1): Int(RA_Q4_1_X8_GROUP_BYTES)
+        default: Int(RA_Q5_1_X8_GROUP_BYTES)
+        }
+    }
+
+    @Test("repacked rows give the bits of the file's rows on every path, decode and batches, any range of groups",
+          arguments: types, ["random", "extreme", "saturating"])
     func sameBits(t: KType, data: String) {
         var rng = SeededRandom(seed: 8088 + UInt64(data.count) + UInt64(t.id))
         var scaleRng = SeededRandom(seed: 99 + UInt64(data.count) + UInt64(t.id))
         let x8 = ra_x8_type(t.id)
         let rows = 24, stride = rows + 3
-        // 1, 2, 3 and 5 super-blocks a row (odd counts: the one-row dot pairs super-blocks and has a tail); Q4_1 also
-        // 1, 2, 3, 5 and 18 blocks (its dot's 4 chains and their tails; SmolLM2's 576)
+        // 1, 2, 3 and 5 super-blocks a row (odd counts: the one-row dot pairs super-blocks and has a tail); the 32-element
+        // types also 1, 2, 3, 5 and 18 blocks (their dot's 4 chains and their tails; SmolLM2's 576)
         for n in (t.blockSize == 32 ? [32, 64, 96, 160, 576] : []) + [256, 512, 768, 1280] {
             var w = [UInt8]()
             for _ in 0..<rows {
@@ -57,7 +70,8 @@ struct RepackedKQuantTests {
                     scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1)
                 }
                 if data == "saturating" {   // every quant at its top (15, 31), every scale and min 63: int16 sums at their limits
-                    for b in 0..<(n / t.blockSize) { for k in 4..<t.blockBytes { row[b * t.blockBytes + k] = 0xFF } }
+                    let halves = t.id == Int32(RA_Q4_0) || t.id == Int32(RA_Q5_0) ? 2 : 4   // (d; d and m or dmin)
+                    for b in 0..<(n / t.blockSize) { for k in halves..<t.blockBytes { row[b * t.blockBytes + k] = 0xFF } }
                 }
                 w += row
             }
@@ -65,9 +79,7 @@ struct RepackedKQuantTests {
                 Issue.record("n \(n): \(rows) rows were not repacked")
                 continue
             }
-            let group = t.id == Int32(RA_Q4_K) ? Int(RA_Q4_K_X8_GROUP_BYTES) : t.id == Int32(RA_Q5_K) ? Int(RA_Q5_K_X8_GROUP_BYTES)
-                : Int(RA_Q4_1_X8_GROUP_BYTES)
-            #expect(packed.count == rows / 8 * n / t.blockSize * group)
+            #expect(packed.count == rows / 8 * n / t.blockSize * Self.groupBytes(t))
             #expect(Int(ra_row_bytes(x8, Int64(n))) * rows == packed.count)
             for nb in [1, 2, 3, 4, 5, 9] {
                 var x = [UInt8]()
@@ -96,9 +108,9 @@ struct RepackedKQuantTests {
     @Test("types and shapes that cannot be repacked are refused and nothing is written")
     func refusedShapes() {
         let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]
-        let cases = shapes.flatMap { s in [KType.q4_K, .q5_K, .q4_1].map { ($0, s.0, s.1) } }
+        let cases = shapes.flatMap { s in Self.types.map { ($0, s.0, s.1) } }
             + [(KType.q4_K, 288, 8), (.q5_K, 288, 8)]
-            + [KType.q6_K, .q4_0, .q8_0, .f32].map { ($0, 256, 8) }
+            + [KType.q6_K, .q8_0, .f16, .f32].map { ($0, 256, 8) }
         for (t, n, rows) in cases {
             #expect(ra_x8_bytes(t.id, Int64(n), Int64(rows)) == -1, "\(t): n \(n), rows \(rows)")
             var dst = [UInt8](repeating: 0xA5, count: 64)
@@ -107,8 +119,8 @@ struct RepackedKQuantTests {
             #expect(ok == 0)
             #expect(dst.allSatisfy { $0 == 0xA5 })
         }
-        for t in [KType.q6_K, .q4_0, .q8_0, .f32] { #expect(ra_x8_type(t.id) == -1) }
-        for t in [KType.q4_K, .q5_K, .q4_1] {
+        for t in [KType.q6_K, .q8_0, .f16, .f32] { #expect(ra_x8_type(t.id) == -1) }
+        for t in Self.types {
             #expect(ra_x8_bytes(t.id, Int64(RA_X8_MAX_COLUMNS), 8) > 0)
             #expect(ra_vec_dot_type(ra_x8_type(t.id)) == ra_vec_dot_type(t.id))
         }

@@ -1,9 +1,9 @@
-// In-process A/B of Q4_K, Q5_K or Q4_1 decode on the current path: the file's rows (the path's rows kernel) against the same
-// rows repacked at load (RA_Q4_K_X8 / RA_Q5_K_X8 / RA_Q4_1_X8, x8.c), called in alternation on one activation row, 300 trials
+// In-process A/B of decode on the current path: the file's rows (the path's rows kernel) against the same rows repacked at
+// load (RA_*_X8, x8.c), called in alternation on one activation row, 300 trials
 // each; prints best and median GB/s (of the file's bytes) and whether the outputs are bit-identical. Also checks a batch
 // (nb = 5) and the scalar path through the repacked rows against the file's rows. Built and run by bench/kernels/x8_ab.sh.
 //
-//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K, 3: Q4_1) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
+//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K, 2: Q4_0, 6: Q5_0, 3: Q4_1, 7: Q5_1) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
 //                       instead of one (from cache); X8_AB_HUGE=1: in huge pages
 #include "ckernels.h"
 #include "ra_memory.h"
@@ -13,6 +13,18 @@
 #include "trial.h"
 
 static int same(const float *a, const float *b, int64_t k) { return memcmp(a, b, (size_t)k * sizeof(float)) == 0; }
+
+static const char *type_name(int type) {
+    switch (type) {
+    case RA_Q4_K: return "Q4_K";
+    case RA_Q5_K: return "Q5_K";
+    case RA_Q4_0: return "Q4_0";
+    case RA_Q5_0: return "Q5_0";
+    case RA_Q4_1: return "Q4_1";
+    case RA_Q5_1: return "Q5_1";
+    default: return "?";
+    }
+}
 
 int main(int argc, char **argv) {
     if (argc < 4) { fprintf(stderr, "usage: x8_ab TYPE N ROWS\n"); return 2; }
@@ -75,7 +87,7 @@ int main(int argc, char **argv) {
     qsort(tb, T, sizeof(double), trial_cmp);
     const double gb = (double)mat * inner / 1e9;
     printf("path %s, %s %ld x %ld, %s: file's rows best %.1f median %.1f GB/s | repacked best %.1f median %.1f GB/s | median ratio %.3f\n",
-           ra_kernel_path_name(path), type == RA_Q4_K ? "Q4_K" : type == RA_Q5_K ? "Q5_K" : "Q4_1", (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
+           ra_kernel_path_name(path), type_name(type), (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
            gb / tb[0], gb / tb[T / 2], ta[T / 2] / tb[T / 2]);
     return ok ? 0 : 1;
 }

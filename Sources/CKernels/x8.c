@@ -337,8 +337,12 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
     uint8_t *rows = ra_thread_unpack_buffer(ROWS * wrow);
     if (!rows) {
         // No heap for the buffer: one row at a time from the stack (ra_x8_repack takes rows of at most
-        // RA_X8_MAX_COLUMNS, 22 KiB of Q5_K here).
-        _Alignas(64) uint8_t one[RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k)];
+        // RA_X8_MAX_COLUMNS, 24 KiB of Q5_1 here, the widest of the repacked types per element).
+        _Alignas(64) uint8_t one[RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q5_1)];
+        _Static_assert(RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q5_1) >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
+                       sizeof(blk_q5_1) >= sizeof(blk_q5_0) && sizeof(blk_q5_1) >= sizeof(blk_q4_1) &&
+                       sizeof(blk_q5_1) >= sizeof(blk_q4_0) && sizeof(blk_q5_k) >= sizeof(blk_q4_k),
+                       "a file row of any repacked type fits the stack row");
         for (int64_t r = r0; r < r1; r++) {
             ra_x8_unpack(type, W, ns, r, r + 1, one);
             ra_matmul_rows_side(type, one, n, x, side, nb, out + r, out_stride, 0, 1);

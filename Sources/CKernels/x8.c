@@ -295,14 +295,16 @@ RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, cons
         _mm256_storeu_ps(out + 8 * g8, _mm256_add_ps(_mm256_add_ps(c[0], c[1]), _mm256_add_ps(c[2], c[3])));
     }
 }
-RA_AVX2 static void ra_avx2_rows_b32_x8(int x8, int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
-    switch (x8) {
-    case RA_Q4_0_X8: b32x8_rows(n, w, groups, x, side, out, B32_Q4_0); break;
-    case RA_Q5_0_X8: b32x8_rows(n, w, groups, x, side, out, B32_Q5_0); break;
-    case RA_Q4_1_X8: b32x8_rows(n, w, groups, x, side, out, B32_Q4_1); break;
-    default: b32x8_rows(n, w, groups, x, side, out, B32_Q5_1); break;
+// One function a type, so that a profile names the type (bench/engine/profile_summary.py).
+#define RA_B32X8_ROWS(name, t)                                                                                         \
+    RA_AVX2 static void ra_avx2_rows_##name##_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, \
+                                                 float *out) {                                                         \
+        b32x8_rows(n, w, groups, x, side, out, t);                                                                     \
     }
-}
+RA_B32X8_ROWS(q4_0, B32_Q4_0)
+RA_B32X8_ROWS(q5_0, B32_Q5_0)
+RA_B32X8_ROWS(q4_1, B32_Q4_1)
+RA_B32X8_ROWS(q5_1, B32_Q5_1)
 #endif
 
 int ra_x8_kernel(int path) {
@@ -323,10 +325,10 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
 #if defined(__x86_64__)
     if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_x8_kernel(ra_kernel_path())) {
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
-        if (type == RA_Q4_K || type == RA_Q5_K)
-            (type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : ra_avx2_rows_q4_k_x8)(n, w0, (r1 - r0) / 8, x, side, out + r0);
-        else
-            ra_avx2_rows_b32_x8(x8, n, w0, (r1 - r0) / 8, x, side, out + r0);
+        void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
+            type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
+            : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : ra_avx2_rows_q5_1_x8;
+        rows(n, w0, (r1 - r0) / 8, x, side, out + r0);
         return;
     }
 #endif

@@ -38,7 +38,7 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     """(class, under the output matrix's call) of one sample; frames innermost first, inlined ones included."""
     syms = [s for s, _ in frames]
     output = any(output_line in src for _, src in frames)
-    if any(s.startswith("ra_x8_repack") for s in syms):   # load: Q4_K and Q5_K repacked (and their pages faulted in)
+    if any(s.startswith("ra_x8_repack") for s in syms):   # load: the weights repacked (and their pages faulted in)
         return "outside decode (load, prompt warm-up)", output
     # The outermost dot_* or rows_* frame is the kernel (inner ones are its inlined helpers, e.g. dot_u8, rows_b32).
     # (Kernels shared across the AVX2 files are named ra_avx2_dot_*: the prefix is dropped before the test.)
@@ -70,7 +70,9 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     return "outside decode (load, prompt warm-up)", output
 
 
-REPACKED = {"q4_k_x8": 1184 / 1152, "q5_k_x8": 1440 / 1408}
+# Rows repacked at load (x8.c): bytes for every byte of the file's rows. Q4_K 1184 for 8 × 144, Q5_K 1440 for 8 × 176;
+# the 32-element types keep the file's bytes.
+REPACKED = {"q4_k_x8": 1184 / 1152, "q5_k_x8": 1440 / 1408, "q4_0_x8": 1.0, "q5_0_x8": 1.0, "q4_1_x8": 1.0, "q5_1_x8": 1.0}
 
 
 def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> None:
@@ -94,8 +96,6 @@ def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> Non
     print("|---|---:|---:|---:|")
     kernel_ms, kernel_mb = 0.0, 0.0
     for name, count in samples.most_common():
-        # q4_k_x8 / q5_k_x8: Q4_K / Q5_K repacked at load, 1184 bytes for every 8 × 144 of the file's, 1440 for 8 × 176
-        # (k4_x8.c)
         mb = (by_type.get(name[:4].upper(), 0) * REPACKED[name] if name in REPACKED else by_type.get(name.upper(), 0)) / 1e6
         ms = 1000 * count / hz / tokens
         kernel_ms += ms

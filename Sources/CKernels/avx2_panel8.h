@@ -53,14 +53,26 @@ RA_AVX2_INLINE void store_rows8(float *out, __m256 v, int nr) {
     _mm256_maskstore_ps(out, _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lane), v);
 }
 
-// Bit `bit` (0..7) of each byte of h moved to bit 4, the others cleared: the fifth bit of 5-bit quants. Q5_K qh bytes
-// hold group g's in bit 2g (the low nibbles' quants) and 2g + 1 (the high ones'); the repacked 32-element types'
-// rearranged qh (kernels_internal.h) quartet e's in bit e and 4 + e. 16-bit shifts move bits across the bytes of a
+// Bit `bit` (0..7) of each byte of h moved to bit 4, the others cleared. 16-bit shifts move bits across the bytes of a
 // word, which the mask drops.
 RA_AVX2_INLINE __m256i fifth_bit(__m256i h, const int bit) {
     const int s = 4 - bit;
     const __m256i b = s > 0 ? _mm256_slli_epi16(h, s) : s < 0 ? _mm256_srli_epi16(h, -s) : h;
     return _mm256_and_si256(b, _mm256_set1_epi8(0x10));
+}
+
+// The quants held in the bytes of v, 32 low nibbles into *lo and 32 high ones into *hi (0..15); with five, 5-bit quants
+// whose fifth bits are bit lo_bit (the low nibbles') and bit hi_bit (the high ones') of the bytes of qh (0..31). Q5_K's
+// qh bytes hold group g's in bits 2g and 2g + 1; the repacked 32-element types' rearranged qh (kernels_internal.h)
+// quartet e's in bits e and 4 + e.
+RA_AVX2_INLINE void split_quants(__m256i v, __m256i qh, const int lo_bit, const int hi_bit, const int five, __m256i *lo, __m256i *hi) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    *lo = _mm256_and_si256(v, m4);
+    *hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
+    if (five) {
+        *lo = _mm256_or_si256(*lo, fifth_bit(qh, lo_bit));
+        *hi = _mm256_or_si256(*hi, fifth_bit(qh, hi_bit));
+    }
 }
 
 // 4 int8 activations broadcast to every lane.

@@ -297,17 +297,13 @@ RA_AVX2_INLINE void b32_x8_pack(const uint8_t *W, int64_t nblk, void *panel, con
     b32_panel8 *p = panel;
     const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t);
     const b32x8_layout l = ra_b32x8_layout(five, min);
-    const __m256i low = _mm256_set1_epi8(0x0F), off = _mm256_set1_epi8((char)b32_offset(t));
+    const __m256i off = _mm256_set1_epi8((char)b32_offset(t));
     for (int64_t j = 0; j < nblk; j++) {
         const uint8_t *a = W + j * l.bytes;
         const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qh)) : _mm256_setzero_si256();
         for (int e = 0; e < 4; e++) {
-            const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e));
-            __m256i lo = _mm256_and_si256(v, low), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), low);
-            if (five) {
-                lo = _mm256_or_si256(lo, fifth_bit(qh, e));
-                hi = _mm256_or_si256(hi, fifth_bit(qh, 4 + e));
-            }
+            __m256i lo, hi;
+            split_quants(_mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e)), qh, e, 4 + e, five, &lo, &hi);
             _mm256_store_si256((__m256i *)p[j].q[e], _mm256_sub_epi8(lo, off));
             _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_sub_epi8(hi, off));
         }

@@ -207,7 +207,6 @@ int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 RA_AVX2_INLINE void k4_x8_pack_panel8(const uint8_t *W, int64_t ns, void *panel, const int five) {
     q4_k_panel8 *p = panel;
     const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
-    const __m256i m4 = _mm256_set1_epi8(15);
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *b = W + i * gb;
         q4_k_panel8 *pi = p + i;
@@ -226,12 +225,9 @@ RA_AVX2_INLINE void k4_x8_pack_panel8(const uint8_t *W, int64_t ns, void *panel,
         for (int g = 0; g < 4; g++) {
             for (int e = 0; e < 8; e++) {
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(b + oqs + 256 * g + 32 * e));
-                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-                if (five) {
-                    const __m256i qh = _mm256_loadu_si256((const __m256i *)(b + K4X8_QH + 32 * e));
-                    lo = _mm256_or_si256(lo, fifth_bit(qh, 2 * g));
-                    hi = _mm256_or_si256(hi, fifth_bit(qh, 2 * g + 1));
-                }
+                const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(b + K4X8_QH + 32 * e)) : _mm256_setzero_si256();
+                __m256i lo, hi;
+                split_quants(v, qh, 2 * g, 2 * g + 1, five, &lo, &hi);
                 _mm256_store_si256((__m256i *)pi->q[16 * g + e], lo);
                 _mm256_store_si256((__m256i *)pi->q[16 * g + 8 + e], hi);
             }

@@ -183,7 +183,6 @@ RA_AVX2_INLINE __m256i k4x8_pair(void) {
 RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int five) {
     const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
     const int run = five ? 4 : 8;
-    const __m256i m4 = _mm256_set1_epi8(15);
     const __m256i pick0 = k4x8_pick(0), pick1 = k4x8_pick(1), pair = k4x8_pair();
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
@@ -201,12 +200,10 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
                 RA_UNROLL
                 for (int e = e0; e < e0 + run; e++) {
                     const __m256i v = _mm256_load_si256((const __m256i *)(const void *)(pi + oqs + 256 * g + 32 * e));
-                    __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-                    if (five) {
-                        const __m256i qh = _mm256_load_si256((const __m256i *)(const void *)(pi + K4X8_QH + 32 * e));
-                        lo = _mm256_or_si256(lo, fifth_bit(qh, 2 * g));
-                        hi = _mm256_or_si256(hi, fifth_bit(qh, 2 * g + 1));
-                    }
+                    const __m256i qh = five ? _mm256_load_si256((const __m256i *)(const void *)(pi + K4X8_QH + 32 * e))
+                                            : _mm256_setzero_si256();
+                    __m256i lo, hi;
+                    split_quants(v, qh, 2 * g, 2 * g + 1, five, &lo, &hi);
                     slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 64 * g + 4 * e)));
                     shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 64 * g + 32 + 4 * e)));
                 }
@@ -262,7 +259,7 @@ RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, cons
         b32_xscales(x, nb, own, own + nb, t);
         side = own;
     }
-    const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    const __m256i ones = _mm256_set1_epi16(1);
     for (int64_t g8 = 0; g8 < groups; g8++) {
         const uint8_t *g = w + g8 * nb * l.bytes;
         __m256 c[4] = { _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps() };
@@ -273,12 +270,8 @@ RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, cons
             __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
             RA_UNROLL
             for (int e = 0; e < 4; e++) {
-                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * e));
-                __m256i lo = _mm256_and_si256(v, m4), hi = _mm256_and_si256(_mm256_srli_epi16(v, 4), m4);
-                if (five) {
-                    lo = _mm256_or_si256(lo, fifth_bit(qh, e));
-                    hi = _mm256_or_si256(hi, fifth_bit(qh, 4 + e));
-                }
+                __m256i lo, hi;
+                split_quants(_mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * e)), qh, e, 4 + e, five, &lo, &hi);
                 slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 4 * e)));
                 shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 16 + 4 * e)));
             }

@@ -275,7 +275,8 @@ static int b32_takes_side(int weight_type, int path) {
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
     // repacked 32-element types: their kernels take the file type's scales, on the paths that have them
-    if (ra_x8_source(weight_type) >= 0) weight_type = ra_x8_kernel(ra_kernel_path()) ? ra_x8_source(weight_type) : -1;
+    const int source = ra_x8_source(weight_type);
+    if (source >= 0) weight_type = ra_x8_kernel(ra_kernel_path()) ? source : -1;
     if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, ra_kernel_path())) return 2 * (n / 32) * nb;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
@@ -285,7 +286,8 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 
 void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
 #if defined(__x86_64__)
-    ra_b32_side_avx2(ra_x8_source(weight_type) >= 0 ? ra_x8_source(weight_type) : weight_type, x, n, nb, side);
+    const int source = ra_x8_source(weight_type);
+    ra_b32_side_avx2(source >= 0 ? source : weight_type, x, n, nb, side);
 #else
     (void)weight_type; (void)x; (void)n; (void)nb; (void)side;
 #endif

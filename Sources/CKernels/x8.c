@@ -51,8 +51,6 @@ int64_t ra_x8_bytes(int type, int64_t n, int64_t rows) {
     return rows * ra_row_bytes(x8, n);
 }
 
-static int ra_is_b32_x8_source(int type) { return type == RA_Q4_0 || type == RA_Q5_0 || type == RA_Q4_1 || type == RA_Q5_1; }
-
 /// The 32-element types: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o,
 /// or back (to = 0) into a (row r0 first); nb blocks a row.
 static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, int64_t r1, const int to) {
@@ -91,7 +89,7 @@ static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int6
 
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
-    if (ra_is_b32_x8_source(type)) {
+    if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1 (ra_x8_bytes took only the repacked types)
         ra_b32_x8_convert(type, (uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
         return 1;
     }
@@ -128,7 +126,7 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) 
 /// Rows [r0, r1) of a repacked matrix (ns blocks a row: super-blocks of the K types) back in the file's layout (`type`)
 /// at dst.
 static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
-    if (ra_is_b32_x8_source(type)) {
+    if (ra_type_block_size(type) == 32) {
         ra_b32_x8_convert(type, dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
         return;
     }

@@ -166,7 +166,7 @@ _Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 =
 _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
                "Q4_K and Q5_K share the head");
 
-// One block of 32 elements of a group of 8 repacked rows of the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1), the blocks
+// One block of 32 elements of a group of 8 repacked rows of the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0), the blocks
 // of a group one after the other so that a group is one sequential stream (a layout of separate regions for quants and
 // scales read 3.6x slower from memory: the hardware prefetcher restarts at every region):
 //   d[8]              halves of row r;
@@ -174,22 +174,24 @@ _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offse
 //   qh[8]             Q5_0, Q5_1: row r's fifth bits as one uint32 whose byte k holds, in bit e, the bit of element
 //                     4e + k and, in bit 4 + e, that of element 16 + 4e + k (ra_b32x8_qh), so that one shift and one
 //                     mask put quartet e's fifth bits at bit 4 of its bytes;
-//   qs[4][8][4]       [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs (elements 4e.. in the low nibbles, 16 + 4e..
-//                     in the high ones), so that a quartet of the 8 rows is one 32-byte vector.
-// 8 × the file's block: 144, 176, 160 and 192 bytes (RA_*_X8_GROUP_BYTES); each part at a multiple of 16 bytes.
+//   qs[Q][8][4]       [quartet e][row r]: bytes 4e .. 4e + 3 of row r's qs, so that a quartet of the 8 rows is one
+//                     32-byte vector; Q = 4 for the 4- and 5-bit types (elements 4e.. in the low nibbles, 16 + 4e.. in
+//                     the high ones), 8 for Q8_0 (elements 4e .. 4e + 3).
+// 8 × the file's block: 144, 176, 160, 192 and 272 bytes (RA_*_X8_GROUP_BYTES); each part at a multiple of 16 bytes.
 _Static_assert(RA_Q4_0_X8_GROUP_BYTES == 8 * sizeof(blk_q4_0) && RA_Q5_0_X8_GROUP_BYTES == 8 * sizeof(blk_q5_0) &&
-               RA_Q4_1_X8_GROUP_BYTES == 8 * sizeof(blk_q4_1) && RA_Q5_1_X8_GROUP_BYTES == 8 * sizeof(blk_q5_1),
+               RA_Q4_1_X8_GROUP_BYTES == 8 * sizeof(blk_q4_1) && RA_Q5_1_X8_GROUP_BYTES == 8 * sizeof(blk_q5_1) &&
+               RA_Q8_0_X8_GROUP_BYTES == 8 * sizeof(blk_q8_0),
                "ckernels.h states the repacked blocks' sizes: 8 of the file's");
 typedef struct {
     int64_t bytes;              // of the block
     int m, qh, qs;              // offsets of the parts (m and qh meaningful only for the types that have them)
 } b32x8_layout;
-static inline b32x8_layout ra_b32x8_layout(int five, int min) {
+static inline b32x8_layout ra_b32x8_layout(int five, int min, int quartets) {
     b32x8_layout l;
     l.m = 16;
     l.qh = 16 + 16 * min;
     l.qs = l.qh + 32 * five;
-    l.bytes = l.qs + 128;
+    l.bytes = l.qs + 32 * quartets;
     return l;
 }
 // The file's qh of a block (bit i: element i) rearranged as the repacked blocks keep it (byte k, bit 4h + e: element
@@ -391,7 +393,7 @@ int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
-// RA_Q4_0_X8 / RA_Q5_0_X8 / RA_Q4_1_X8 / RA_Q5_1_X8 weights (type x8) × nb Q8_0 or Q8_1 activation rows: the AVX2
+// RA_Q4_0_X8 / RA_Q5_0_X8 / RA_Q4_1_X8 / RA_Q5_1_X8 / RA_Q8_0_X8 weights (type x8) × nb Q8_0 or Q8_1 activation rows: the AVX2
 // panels of the file's type packed from the repacked groups (matmul_avx2_b32.c; scratch RA_B32_BATCH_SCRATCH(n, nb)),
 // also what the AVX2_VNNI path runs for them (its panels give the same bits). Rows [r0, r1) must start and end at
 // multiples of 8 (else 0, nothing done). side: the activation rows' scales (ra_matmul_side), or NULL to convert them here.

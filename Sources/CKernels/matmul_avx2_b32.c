@@ -289,17 +289,24 @@ RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
 
-// The 32-element types' rows repacked at load (RA_Q4_0_X8 ... RA_Q5_1_X8, x8.c): a block of 8 rows (b32x8_layout,
+// The 32-element types' rows repacked at load (RA_Q4_0_X8 ... RA_Q8_0_X8, x8.c): a block of 8 rows (b32x8_layout,
 // kernels_internal.h) holds quartet e of the 8 rows as dword e of each row's 16 bytes of nibbles, the transposed form
 // b32_pack_panel8_q4 builds, so a panel is its nibbles split, the fifth bits put in, the offset taken off and its halves
-// widened. W: a group of 8 rows (nrows is 8).
+// widened; Q8_0's 8 quartets are the panel's as they are. W: a group of 8 rows (nrows is 8).
 RA_AVX2_INLINE void b32_x8_pack(const uint8_t *W, int64_t nblk, void *panel, const int t) {
     b32_panel8 *p = panel;
     const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t);
-    const b32x8_layout l = ra_b32x8_layout(five, min);
+    const b32x8_layout l = ra_b32x8_layout(five, min, t == B32_Q8_0 ? 8 : 4);
     const __m256i off = _mm256_set1_epi8((char)b32_offset(t));
     for (int64_t j = 0; j < nblk; j++) {
         const uint8_t *a = W + j * l.bytes;
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)a)));
+        if (t == B32_Q8_0) {   // the group's quartets are the panel's
+            for (int e = 0; e < 8; e++)
+                _mm256_store_si256((__m256i *)p[j].q[e], _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e)));
+            _mm256_store_ps(p[j].m, _mm256_setzero_ps());
+            continue;
+        }
         const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qh)) : _mm256_setzero_si256();
         for (int e = 0; e < 4; e++) {
             __m256i lo, hi;
@@ -307,7 +314,6 @@ RA_AVX2_INLINE void b32_x8_pack(const uint8_t *W, int64_t nblk, void *panel, con
             _mm256_store_si256((__m256i *)p[j].q[e], _mm256_sub_epi8(lo, off));
             _mm256_store_si256((__m256i *)p[j].q[e + 4], _mm256_sub_epi8(hi, off));
         }
-        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)a)));
         _mm256_store_ps(p[j].m, min ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(a + l.m))) : _mm256_setzero_ps());
     }
 }
@@ -321,6 +327,7 @@ RA_B32_X8_PACK(q4_0, B32_Q4_0)
 RA_B32_X8_PACK(q5_0, B32_Q5_0)
 RA_B32_X8_PACK(q4_1, B32_Q4_1)
 RA_B32_X8_PACK(q5_1, B32_Q5_1)
+RA_B32_X8_PACK(q8_0, B32_Q8_0)
 
 int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
                           int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
@@ -330,6 +337,7 @@ int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const
     case RA_Q5_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_0_x8_pack, q5_0_run, B32_Q5_0, 1);
     case RA_Q4_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_1_x8_pack, q4_1_run, B32_Q4_1, 1);
     case RA_Q5_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_1_x8_pack, q5_1_run, B32_Q5_1, 1);
+    case RA_Q8_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_x8_pack, q8_0_run, B32_Q8_0, 1);
     default: return 0;
     }
 }

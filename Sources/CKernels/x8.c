@@ -1,4 +1,4 @@
-// Q4_K, Q5_K and the 32-element 4- and 5-bit types (Q4_0, Q5_0, Q4_1, Q5_1) repacked at load for decode: 8 weight rows
+// Q4_K, Q5_K and the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0) repacked at load for decode: 8 weight rows
 // interleaved so that the 8 lanes of a 256-bit vector are 8 rows.
 //
 // Why: on a 2-core AVX2 machine (AMD EPYC, no AVX-512) the one-row Q4_K dot computes barely faster than a thread's share
@@ -7,7 +7,9 @@
 // of each super-block. With 8 rows in the lanes the scales are one byte shuffle per sub-block for all 8, the int32
 // sums need no horizontal reduction and the float tail is two vector fmas for 8 rows. Q5_K's dot is the same with the
 // fifth bits on top. The 32-element types (SmolLM2's Q4_1, Gemma 3's Q5_0) have a float tail every 32 elements, 8 rows
-// of which become one vector's, and their nibbles need no per-row shuffles.
+// of which become one vector's, and their nibbles need no per-row shuffles. Q8_0's one-row kernel computes fast enough,
+// but reads 4 KiB ahead of each row: a group is one sequential stream the hardware prefetcher follows better on its own
+// (from memory 1.2x; engine-notes "Stop 34").
 //
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
@@ -29,6 +31,7 @@ int ra_x8_type(int type) {
     case RA_Q5_0: return RA_Q5_0_X8;
     case RA_Q4_1: return RA_Q4_1_X8;
     case RA_Q5_1: return RA_Q5_1_X8;
+    case RA_Q8_0: return RA_Q8_0_X8;
     default: return -1;
     }
 }
@@ -41,6 +44,7 @@ int ra_x8_source(int x8) {
     case RA_Q5_0_X8: return RA_Q5_0;
     case RA_Q4_1_X8: return RA_Q4_1;
     case RA_Q5_1_X8: return RA_Q5_1;
+    case RA_Q8_0_X8: return RA_Q8_0;
     default: return -1;
     }
 }
@@ -54,8 +58,8 @@ int64_t ra_x8_bytes(int type, int64_t n, int64_t rows) {
 /// The 32-element types: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o,
 /// or back (to = 0) into a (row r0 first); nb blocks a row.
 static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, int64_t r1, const int to) {
-    const int five = type == RA_Q5_0 || type == RA_Q5_1, min = type == RA_Q4_1 || type == RA_Q5_1;
-    const b32x8_layout l = ra_b32x8_layout(five, min);
+    const int five = type == RA_Q5_0 || type == RA_Q5_1, min = type == RA_Q4_1 || type == RA_Q5_1, quartets = type == RA_Q8_0 ? 8 : 4;
+    const b32x8_layout l = ra_b32x8_layout(five, min, quartets);
     const int64_t bb = ra_type_block_bytes(type);
     const int oqh = min ? 4 : 2, oqs = oqh + (five ? 4 : 0);   // offsets in the file's block (d, then m, qh, qs)
     for (int64_t row = r0; row < r1; row++) {
@@ -72,7 +76,7 @@ static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int6
                     h = ra_b32x8_qh(h);
                     memcpy(p + l.qh + 4 * r, &h, 4);
                 }
-                for (int e = 0; e < 4; e++) memcpy(p + l.qs + 32 * e + 4 * r, b + oqs + 4 * e, 4);
+                for (int e = 0; e < quartets; e++) memcpy(p + l.qs + 32 * e + 4 * r, b + oqs + 4 * e, 4);
             } else {
                 memcpy(b, p + 2 * r, 2);
                 if (min) memcpy(b + 2, p + l.m + 2 * r, 2);
@@ -81,7 +85,7 @@ static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int6
                     h = ra_b32x8_qh_back(h);
                     memcpy(b + oqh, &h, 4);
                 }
-                for (int e = 0; e < 4; e++) memcpy(b + oqs + 4 * e, p + l.qs + 32 * e + 4 * r, 4);
+                for (int e = 0; e < quartets; e++) memcpy(b + oqs + 4 * e, p + l.qs + 32 * e + 4 * r, 4);
             }
         }
     }
@@ -89,7 +93,7 @@ static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int6
 
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
-    if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1 (ra_x8_bytes took only the repacked types)
+    if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 (ra_x8_bytes took only the repacked types)
         ra_b32_x8_convert(type, (uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
         return 1;
     }
@@ -240,16 +244,18 @@ RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t group
     for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q5_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
 }
 
-// The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1; avx2_internal.h): out[0..8) = the dots of each of `groups`
-// groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4 quartets of
-// unsigned quants of both nibbles (with their fifth bits) against the activation's 4 bytes broadcast, added in int16
-// (4-bit: 8 products of pairs, at most 8 · 2 · 15 · 127 = 30480; 5-bit: two runs of 4, 4 · 2 · 31 · 127 = 31496), then
-// to int32 by vpmaddwd; the signed types' I = that sum - (8 or 16) · Σ x, exact in float (|.| < 2^24); then chain
-// block mod 4 of each row gets fma(I, d · d_x) (and fma(m, s_x)), as dot_b32 sums a row.
+// The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1, _Q8_0; avx2_internal.h): out[0..8) = the dots of each of
+// `groups` groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4
+// quartets of unsigned quants of both nibbles (with their fifth bits) against the activation's 4 bytes broadcast, added
+// in int16 (4-bit: 8 products of pairs, at most 8 · 2 · 15 · 127 = 30480; 5-bit: two runs of 4, 4 · 2 · 31 · 127 =
+// 31496), then to int32 by vpmaddwd; the signed types' I = that sum - (8 or 16) · Σ x, exact in float (|.| < 2^24).
+// Q8_0: its 8 quartets as dot_b32 takes them, |w| against the activation with w's sign, each pair sum (up to
+// 2 · 128 · 127) to int32 at once. Then chain block mod 4 of each row gets fma(I, d · d_x) (and fma(m, s_x)), as
+// dot_b32 sums a row.
 // side: the activation row's d and s (or Σ x) as floats (ra_matmul_side: nb of each), or NULL to convert them here.
 RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, const uint8_t *x, const float *side, float *out, const int t) {
     const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t), xb = b32_xbytes(t), xq = b32_xqs(t);
-    const b32x8_layout l = ra_b32x8_layout(five, min);
+    const b32x8_layout l = ra_b32x8_layout(five, min, t == B32_Q8_0 ? 8 : 4);
     const int64_t nb = n / 32;
     const float off = (float)b32_offset(t);
     float own[2 * (RA_X8_MAX_COLUMNS / 32)];
@@ -264,17 +270,28 @@ RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, cons
         for (int64_t j = 0; j < nb; j++) {
             const int8_t *y = (const int8_t *)(x + j * xb + xq);
             const uint8_t *p = g + j * l.bytes, *q = p + l.qs;
-            const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(p + l.qh)) : _mm256_setzero_si256();
-            __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
-            RA_UNROLL
-            for (int e = 0; e < 4; e++) {
-                __m256i lo, hi;
-                split_quants(_mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * e)), qh, e, 4 + e, five, &lo, &hi);
-                slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 4 * e)));
-                shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 16 + 4 * e)));
+            __m256i isum;
+            if (t == B32_Q8_0) {
+                isum = _mm256_setzero_si256();
+                RA_UNROLL
+                for (int e = 0; e < 8; e++) {
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * e));
+                    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(v, v), _mm256_sign_epi8(bcast4(y + 4 * e), v));
+                    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(pairs, ones));
+                }
+            } else {
+                const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(p + l.qh)) : _mm256_setzero_si256();
+                __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
+                RA_UNROLL
+                for (int e = 0; e < 4; e++) {
+                    __m256i lo, hi;
+                    split_quants(_mm256_loadu_si256((const __m256i *)(const void *)(q + 32 * e)), qh, e, 4 + e, five, &lo, &hi);
+                    slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(y + 4 * e)));
+                    shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(y + 16 + 4 * e)));
+                }
+                isum = five ? _mm256_add_epi32(_mm256_madd_epi16(slo, ones), _mm256_madd_epi16(shi, ones))
+                            : _mm256_madd_epi16(_mm256_add_epi16(slo, shi), ones);
             }
-            const __m256i isum = five ? _mm256_add_epi32(_mm256_madd_epi16(slo, ones), _mm256_madd_epi16(shi, ones))
-                                      : _mm256_madd_epi16(_mm256_add_epi16(slo, shi), ones);
             __m256 fi = _mm256_cvtepi32_ps(isum);
             if (off != 0.0f) fi = _mm256_sub_ps(fi, _mm256_set1_ps(off * side[nb + j]));
             const int k = (int)(j & 3);
@@ -296,6 +313,7 @@ RA_B32X8_ROWS(q4_0, B32_Q4_0)
 RA_B32X8_ROWS(q5_0, B32_Q5_0)
 RA_B32X8_ROWS(q4_1, B32_Q4_1)
 RA_B32X8_ROWS(q5_1, B32_Q5_1)
+RA_B32X8_ROWS(q8_0, B32_Q8_0)
 #endif
 
 int ra_x8_kernel(int path) {
@@ -318,7 +336,8 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
         void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
             type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
-            : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : ra_avx2_rows_q5_1_x8;
+            : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : type == RA_Q5_1 ? ra_avx2_rows_q5_1_x8
+            : ra_avx2_rows_q8_0_x8;
         rows(n, w0, (r1 - r0) / 8, x, side, out + r0);
         return;
     }
@@ -330,11 +349,12 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
     uint8_t *rows = ra_thread_unpack_buffer(ROWS * wrow);
     if (!rows) {
         // No heap for the buffer: one row at a time from the stack (ra_x8_repack takes rows of at most
-        // RA_X8_MAX_COLUMNS, 24 KiB of Q5_1 here, the widest of the repacked types per element).
-        _Alignas(64) uint8_t one[RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q5_1)];
-        _Static_assert(RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q5_1) >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
-                       sizeof(blk_q5_1) >= sizeof(blk_q5_0) && sizeof(blk_q5_1) >= sizeof(blk_q4_1) &&
-                       sizeof(blk_q5_1) >= sizeof(blk_q4_0) && sizeof(blk_q5_k) >= sizeof(blk_q4_k),
+        // RA_X8_MAX_COLUMNS, 34 KiB of Q8_0 here, the widest of the repacked types per element).
+        _Alignas(64) uint8_t one[RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0)];
+        _Static_assert(RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0) >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
+                       sizeof(blk_q8_0) >= sizeof(blk_q5_1) && sizeof(blk_q8_0) >= sizeof(blk_q5_0) &&
+                       sizeof(blk_q8_0) >= sizeof(blk_q4_1) && sizeof(blk_q8_0) >= sizeof(blk_q4_0) &&
+                       sizeof(blk_q5_k) >= sizeof(blk_q4_k),
                        "a file row of any repacked type fits the stack row");
         for (int64_t r = r0; r < r1; r++) {
             ra_x8_unpack(type, W, ns, r, r + 1, one);

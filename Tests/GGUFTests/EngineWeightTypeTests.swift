@@ -53,8 +53,8 @@ struct EngineWeightTypeTests {
         }
     }
 
-    @Test("a Q4_0, Q5_0, Q4_1 or Q5_1 model repacked at load gives the logits of the file's layout, bit for bit on every path",
-          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1], KernelPath.available)
+    @Test("a Q4_0, Q5_0, Q4_1, Q5_1 or Q8_0 model repacked at load gives the logits of the file's layout, bit for bit on every path",
+          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1, .q8_0], KernelPath.available)
     func repacked32(type: GGMLType, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-x8")
         defer { dir.remove() }

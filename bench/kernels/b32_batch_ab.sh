@@ -12,9 +12,11 @@ set -e
 mkdir -p "$OUT/before"
 (cd "$ROOT" && git archive "$1" Sources/CKernels) | tar -x -C "$OUT/before"
 B="$OUT/before/Sources/CKernels"
-RENAME="-Dra_b32_side_avx2=old_b32_side_avx2 -Dra_matmul_b32_side_avx2=old_matmul_b32_side_avx2"
-for f in q4_0 q4_1 q5_0 q5_1 q8_0; do RENAME="$RENAME -Dra_matmul_${f}_avx2=old_matmul_${f}_avx2"; done
-$CC $KOPT -fno-math-errno -I "$B/include" -I "$B" $RENAME -c "$B/matmul_avx2_b32.c" -o "$OUT/old.o"
+$CC $KOPT -fno-math-errno -I "$B/include" -I "$B" -c "$B/matmul_avx2_b32.c" -o "$OUT/old.o"
+# every symbol the old file defines, ra_NAME, becomes old_NAME (the file's entry points grow with the kernels)
+RENAME=$(nm --defined-only -g "$OUT/old.o" | awk '$3 ~ /^ra_/ { printf " --redefine-sym %s=old_%s", $3, substr($3, 4) }')
+# shellcheck disable=SC2086
+objcopy $RENAME "$OUT/old.o"
 $CC $KOPT -fno-math-errno -I "$K/include" -I "$K" -o "$OUT/b32_batch_ab" "$K"/*.c "$OUT/old.o" "$ROOT/bench/kernels/b32_batch_ab.c" -lm -lpthread
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$OUT/b32_batch_ab" "${2:-3}" "${3:-70}" "${4:-30}" "${5:-576x576,192x576,192x576,576x576,1536x576,1536x576,576x1536}"

@@ -54,7 +54,7 @@ struct TransformerWeights: @unchecked Sendable {
     /// The pages holding the repacked matrices (nil when none were repacked); freed with the weights.
     private(set) var repacked: PageBlock?
 
-    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K, Q4_0, Q5_0, Q4_1 and Q5_1
+    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0
     /// matrices are repacked for decode where the CPU's kernel path multiplies them faster that way
     /// (``repackRows(file:)``).
     /// - Throws: `GGUFError(.invalidFormat)` for a missing tensor or a wrong shape, `.unsupported` for a tensor
@@ -109,10 +109,10 @@ struct TransformerWeights: @unchecked Sendable {
         if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackRows(file: file) }
     }
 
-    /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1 and Q5_1 matrix of the layers (and an untied output matrix) into
-    /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
-    /// kernels on AVX2, where those, not the memory, set the decode rate (bench/results/engine-notes.md, "Stop 32" and
-    /// "Stop 33"). The results are the same bits.
+    /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers (and an untied output matrix)
+    /// into groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
+    /// kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
+    /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 34"). The results are the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
     /// then dropped from this process's mapping, so the resident size grows by the 0–2.8% the repacked layouts add,
     /// not by a second copy. The token embedding stays in the file: rows are looked up there one at a time.

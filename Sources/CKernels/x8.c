@@ -325,6 +325,23 @@ int ra_x8_kernel(int path) {
 #endif
 }
 
+// Bytes of the longest file row of any repacked type (RA_X8_MAX_COLUMNS of Q8_0, 34 KiB, the widest per element), for
+// rows converted back on the stack.
+enum { X8_FILE_ROW_MAX = RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0) };
+_Static_assert(X8_FILE_ROW_MAX >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
+               sizeof(blk_q8_0) >= sizeof(blk_q5_1) && sizeof(blk_q8_0) >= sizeof(blk_q5_0) &&
+               sizeof(blk_q8_0) >= sizeof(blk_q4_1) && sizeof(blk_q8_0) >= sizeof(blk_q4_0) &&
+               sizeof(blk_q5_k) >= sizeof(blk_q4_k),
+               "a file row of any repacked type fits X8_FILE_ROW_MAX");
+
+void ra_x8_dequantize_row(int x8, const void *w, int64_t n, int64_t r, float *dst) {
+    const int type = ra_x8_source(x8);
+    if (type < 0 || n <= 0 || n % ra_type_block_size(type) != 0 || n > RA_X8_MAX_COLUMNS || r < 0) return;
+    _Alignas(64) uint8_t row[X8_FILE_ROW_MAX];
+    ra_x8_unpack(type, w, n / ra_type_block_size(type), r, r + 1, row);
+    ra_dequantize_row(type, row, dst, n);
+}
+
 void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                 int64_t r0, int64_t r1) {
     const int type = ra_x8_source(x8);
@@ -348,14 +365,8 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
     const int64_t wrow = ra_row_bytes(type, n);
     uint8_t *rows = ra_thread_unpack_buffer(ROWS * wrow);
     if (!rows) {
-        // No heap for the buffer: one row at a time from the stack (ra_x8_repack takes rows of at most
-        // RA_X8_MAX_COLUMNS, 34 KiB of Q8_0 here, the widest of the repacked types per element).
-        _Alignas(64) uint8_t one[RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0)];
-        _Static_assert(RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0) >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
-                       sizeof(blk_q8_0) >= sizeof(blk_q5_1) && sizeof(blk_q8_0) >= sizeof(blk_q5_0) &&
-                       sizeof(blk_q8_0) >= sizeof(blk_q4_1) && sizeof(blk_q8_0) >= sizeof(blk_q4_0) &&
-                       sizeof(blk_q5_k) >= sizeof(blk_q4_k),
-                       "a file row of any repacked type fits the stack row");
+        // No heap for the buffer: one row at a time from the stack.
+        _Alignas(64) uint8_t one[X8_FILE_ROW_MAX];
         for (int64_t r = r0; r < r1; r++) {
             ra_x8_unpack(type, W, ns, r, r + 1, one);
             ra_matmul_rows_side(type, one, n, x, side, nb, out + r, out_stride, 0, 1);

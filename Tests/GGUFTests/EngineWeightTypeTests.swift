@@ -53,9 +53,13 @@ struct EngineWeightTypeTests {
         }
     }
 
-    @Test("a Q4_0, Q5_0, Q4_1, Q5_1 or Q8_0 model repacked at load gives the logits of the file's layout, bit for bit on every path",
+    @Test("a Q4_0, Q5_0, Q4_1, Q5_1 or Q8_0 model repacked at load gives the logits of the file's layout, bit for bit on every path, its output matrix tied to the token embedding or not",
           arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1, .q8_0], KernelPath.available)
     func repacked32(type: GGMLType, path kernels: KernelPath) throws {
+        for tied in [false, true] { try repacked32(type: type, tied: tied, path: kernels) }
+    }
+
+    private func repacked32(type: GGMLType, tied: Bool, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-x8")
         defer { dir.remove() }
         var spec = TinyModelSpec()
@@ -69,19 +73,25 @@ struct EngineWeightTypeTests {
         spec.weightStd = 0.3
         spec.seed = 5
         spec.weightType = type
+        spec.tiedOutput = tied
         let file = dir.path + "/\(type.name).gguf"
         try GGUFWriter.tinyModel(spec).write(to: file)
-        let repacked = try GGUFModel(path: file, repackWeights: true)
+        // pieces of 8 rows at a time (the smallest): the matrices are copied in many pieces, as a large one is
+        let repacked = try GGUFModel(file: GGUFFile(path: file), repackWeights: true, repackPieceBytes: 1)
         let plain = try GGUFModel(path: file, repackWeights: false)
         let expected = ra_x8_kernel(ra_kernel_path()) != 0
         let gate = repacked.weights.layers[0].gate
-        #expect((gate.kernelType == ra_x8_type(Int32(bitPattern: type.rawValue))) == expected, "gate: kernel type \(gate.kernelType)")
+        let x8 = ra_x8_type(Int32(bitPattern: type.rawValue))
+        #expect((gate.kernelType == x8) == expected, "gate: kernel type \(gate.kernelType)")
+        #expect((repacked.weights.output.kernelType == x8) == expected, "output: kernel type \(repacked.weights.output.kernelType)")
+        #expect((repacked.weights.tokenEmbedding.kernelType == x8) == (expected && tied),
+                "token embedding (tied: \(tied)): kernel type \(repacked.weights.tokenEmbedding.kernelType)")
         let prompt: [Int32] = [1, 200, 7, 42, 263, 130, 5, 17, 99]
         let steps: [Int32] = [3, 77, 150]
         let a = try kernels.promptAndDecodeLogits(repacked, prompt: prompt, steps: steps)
         let b = try kernels.promptAndDecodeLogits(plain, prompt: prompt, steps: steps)
         #expect(a.count == b.count && a.count == spec.vocabSize * (prompt.count + steps.count))
         let differing = zip(a, b).filter { $0.bitPattern != $1.bitPattern }.count
-        #expect(differing == 0, "\(type.name) on \(kernels): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
+        #expect(differing == 0, "\(type.name) (tied: \(tied)) on \(kernels): \(differing) of \(a.count) logits differ between the repacked and the file's layout")
     }
 }

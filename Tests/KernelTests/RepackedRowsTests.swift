@@ -108,6 +108,35 @@ struct RepackedRowsTests {
         }
     }
 
+    @Test("a row of a repacked matrix converts to the floats of the file's row (a tied token embedding)", arguments: types)
+    func dequantizedRows(t: KType) {
+        var rng = SeededRandom(seed: 4242 + UInt64(t.id))
+        let rows = 16, x8 = ra_x8_type(t.id)
+        for n in (t.blockSize == 32 ? [32, 160] : []) + [256, 768] {
+            var w = [UInt8]()
+            for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: true) { 0.01 } }
+            guard let packed = Self.repack(t, w, n, rows: rows) else {
+                Issue.record("n \(n): \(rows) rows were not repacked")
+                continue
+            }
+            let rowBytes = w.count / rows
+            for r in 0..<rows {
+                var expected = [Float](repeating: 0, count: n), got = [Float](repeating: -7, count: n)
+                w.withUnsafeBytes { ra_dequantize_row(t.id, $0.baseAddress! + r * rowBytes, &expected, Int64(n)) }
+                packed.withUnsafeBytes { ra_x8_dequantize_row(x8, $0.baseAddress, Int64(n), Int64(r), &got) }
+                let differing = zip(expected, got).filter { $0.bitPattern != $1.bitPattern }.count
+                #expect(differing == 0, "\(t), n \(n), row \(r): \(differing) of \(n) values differ")
+            }
+        }
+        // refused: not a repacked type, a row length it cannot have, a negative row; nothing written
+        let packed = [UInt8](repeating: 0, count: 4096)
+        for (type, n, r) in [(t.id, 256, 0), (x8, 255, 0), (x8, 0, 0), (x8, Int(RA_X8_MAX_COLUMNS) + 256, 0), (x8, 256, -1)] {
+            var out = [Float](repeating: -7, count: 512)
+            packed.withUnsafeBytes { ra_x8_dequantize_row(type, $0.baseAddress, Int64(n), Int64(r), &out) }
+            #expect(out.allSatisfy { $0 == -7 }, "\(t): type \(type), n \(n), row \(r) wrote values")
+        }
+    }
+
     @Test("types and shapes that cannot be repacked are refused and nothing is written")
     func refusedShapes() {
         let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]

@@ -117,6 +117,10 @@ int64_t ra_x8_bytes(int type, int64_t n, int64_t rows);
 /// Repacks `rows` rows of n elements of `type` (as in the file) into dst (ra_x8_bytes(type, n, rows) bytes, 32-byte
 /// aligned). Returns 1, or 0 (nothing written) for a type or shape ra_x8_bytes rejects.
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst);
+/// Row r of a repacked matrix w (type x8, n elements a row) as n floats, the values ra_dequantize_row gives for the
+/// same row in the file's type (a token embedding that is also the repacked output matrix). Writes nothing for a type
+/// or n that ra_x8_bytes rejects or a negative r; r must be below the matrix's rows.
+void ra_x8_dequantize_row(int x8, const void *w, int64_t n, int64_t r, float *dst);
 /// 1 when `path` (RA_PATH_*) multiplies repacked rows with its own decode kernels (AVX2 and AVX2_VNNI); on the other
 /// paths repacked rows are converted back chunk by chunk, which only costs time.
 int ra_x8_kernel(int path);

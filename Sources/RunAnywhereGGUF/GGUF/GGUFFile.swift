@@ -141,8 +141,17 @@ public final class GGUFFile: @unchecked Sendable {
     /// with a neighbour are kept), after the engine copied the tensor elsewhere: they no longer count in the resident
     /// size. The page cache keeps them, and reading the tensor again maps them back in.
     public func releasePages(of tensor: GGUFTensorInfo) {
+        releasePages(of: tensor, bytes: 0..<tensor.byteCount)
+    }
+
+    /// Drops this process's mapping of the whole pages inside bytes `range` of `tensor` (offsets from its start,
+    /// clamped to it), as ``releasePages(of:)`` does for all of them: a large tensor copied piece by piece lets go of
+    /// each piece once it is copied.
+    public func releasePages(of tensor: GGUFTensorInfo, bytes range: Range<Int>) {
         guard tensor.offset >= 0, tensor.byteCount > 0, tensor.offset <= fileSize - tensor.byteCount else { return }
-        mapping.release(from: tensor.offset, to: tensor.offset + tensor.byteCount)
+        let lower = max(0, range.lowerBound), upper = min(tensor.byteCount, range.upperBound)
+        guard upper > lower else { return }
+        mapping.release(from: tensor.offset + lower, to: tensor.offset + upper)
     }
 }
 

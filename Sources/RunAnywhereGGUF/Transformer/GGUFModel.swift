@@ -61,7 +61,13 @@ public final class GGUFModel: @unchecked Sendable {
 
     /// Uses an already opened file.
     /// - Throws: as ``init(path:repackWeights:)``.
-    public init(file: GGUFFile, repackWeights: Bool = true) throws {
+    public convenience init(file: GGUFFile, repackWeights: Bool = true) throws {
+        try self.init(file: file, repackWeights: repackWeights, repackPieceBytes: TransformerWeights.repackPieceBytes)
+    }
+
+    /// repackPieceBytes: the file's bytes of a matrix repacked at a time (tests make it small to cut matrices into
+    /// many pieces).
+    init(file: GGUFFile, repackWeights: Bool, repackPieceBytes: Int) throws {
         self.file = file
         config = try TransformerConfig(file: file)
         // Huge pages first, so that the read-ahead below, the repacking and the first forward pass fill the page cache
@@ -72,7 +78,7 @@ public final class GGUFModel: @unchecked Sendable {
         // read-ahead window at a time. The page cache fills, not this process's resident size (nothing is mapped until
         // touched).
         file.prefetchTensorData()
-        weights = try TransformerWeights(file: file, config: config, repack: repackWeights)
+        weights = try TransformerWeights(file: file, config: config, repack: repackWeights, pieceBytes: repackPieceBytes)
         description = try GGUFModelDescription(file: file)
         tokenizer = try GGUFTokenizer(file: file)
         guard tokenizer.vocabularySize <= config.vocabularySize else {

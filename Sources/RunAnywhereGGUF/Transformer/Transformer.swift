@@ -118,8 +118,7 @@ final class Transformer: @unchecked Sendable {
         let e = config.embeddingLength
         let n = min(tokens.count, batchSize)
         for t in 0..<n {
-            ra_dequantize_row(Int32(bitPattern: weights.tokenEmbedding.type.rawValue), weights.tokenEmbedding.row(Int(tokens[t])),
-                              x + t * e, Int64(e))
+            weights.tokenEmbedding.dequantizeRow(Int(tokens[t]), into: x + t * e)
         }
         // Gemma scales its token embeddings by sqrt(hidden); embeddings given directly (image tokens) are used as given.
         if let scale = config.embeddingScale { ra_scale(pool, x, scale, Int64(n * e)) }

@@ -2,7 +2,7 @@ import CKernels
 import Dispatch
 
 /// A weight matrix: `rows` rows of `columns` elements of `type`, inside the mapped file (never copied), or repacked
-/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8 ... RA_Q5_1_X8).
+/// at load into memory of the model's own (`kernelType` RA_Q4_K_X8 ... RA_Q8_0_X8).
 struct WeightMatrix: @unchecked Sendable {
     let name: String
     let type: GGMLType
@@ -20,6 +20,15 @@ struct WeightMatrix: @unchecked Sendable {
 
     /// Pointer to row r (as stored in the file: not for a repacked matrix).
     func row(_ r: Int) -> UnsafeRawPointer { data + r * rowBytes }
+
+    /// Row r (below `rows`) as `columns` floats into dst: the file's values, whether the matrix was repacked or not.
+    func dequantizeRow(_ r: Int, into dst: UnsafeMutablePointer<Float>) {
+        if kernelType == Int32(bitPattern: type.rawValue) {
+            ra_dequantize_row(kernelType, row(r), dst, Int64(columns))
+        } else {
+            ra_x8_dequantize_row(kernelType, data, Int64(columns), Int64(r), dst)
+        }
+    }
 
     /// This matrix with its rows at `data` in the layout of kernel type `kernelType`.
     func moved(to data: UnsafeRawPointer, kernelType: Int32) -> WeightMatrix {
@@ -43,7 +52,8 @@ struct LayerWeights: @unchecked Sendable {
 /// All weights of a model, validated against its configuration. Matrices point into the mapping;
 /// the small 1-D tensors (norms, biases) are decoded to Float arrays.
 struct TransformerWeights: @unchecked Sendable {
-    let tokenEmbedding: WeightMatrix
+    /// The token embedding (the repacked output matrix when the model ties them and it was repacked).
+    private(set) var tokenEmbedding: WeightMatrix
     let outputNorm: [Float]
     /// The output projection (the token embedding when the model ties them).
     private(set) var output: WeightMatrix
@@ -56,10 +66,10 @@ struct TransformerWeights: @unchecked Sendable {
 
     /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0
     /// matrices are repacked for decode where the CPU's kernel path multiplies them faster that way
-    /// (``repackRows(file:)``).
+    /// (``repackRows(file:pieceBytes:)``).
     /// - Throws: `GGUFError(.invalidFormat)` for a missing tensor or a wrong shape, `.unsupported` for a tensor
     ///   type the kernels cannot multiply, `.io` when the memory for repacked matrices cannot be had.
-    init(file: GGUFFile, config c: TransformerConfig, repack: Bool = true) throws {
+    init(file: GGUFFile, config c: TransformerConfig, repack: Bool = true, pieceBytes: Int = repackPieceBytes) throws {
         let loader = TensorLoader(file: file)
         tokenEmbedding = try loader.matrix("token_embd.weight", columns: c.embeddingLength, rows: c.vocabularySize)
         outputNorm = try loader.vector("output_norm.weight", count: c.embeddingLength)
@@ -106,17 +116,22 @@ struct TransformerWeights: @unchecked Sendable {
             ))
         }
         self.layers = layers
-        if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackRows(file: file) }
+        if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackRows(file: file, pieceBytes: pieceBytes) }
     }
 
-    /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers (and an untied output matrix)
-    /// into groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
+    /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers and the output matrix into
+    /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
     /// kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
     /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 34"). The results are the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
     /// then dropped from this process's mapping, so the resident size grows by the 0–2.8% the repacked layouts add,
-    /// not by a second copy. The token embedding stays in the file: rows are looked up there one at a time.
-    private mutating func repackRows(file: GGUFFile) throws {
+    /// not by a second copy. An output matrix tied to the token embedding is repacked too (often Q8_0: a third of
+    /// SmolLM2's bytes a token, 70% of Gemma 3 270M's), and the embedding's rows are then looked up in the copy, converted
+    /// back one row at a time; an untied token embedding stays in the file.
+    /// The file's bytes of a matrix that ``repackRows(file:pieceBytes:)`` copies at a time.
+    static let repackPieceBytes = 4 << 20
+
+    private mutating func repackRows(file: GGUFFile, pieceBytes: Int) throws {
         struct Slot { let layer: Int; let which: Int; let matrix: WeightMatrix; let slot: Int }
         var layout = PageBlock.Layout()
         var slots: [Slot] = []
@@ -129,25 +144,43 @@ struct TransformerWeights: @unchecked Sendable {
         for (i, l) in layers.enumerated() {
             for (which, m) in [l.q, l.k, l.v, l.output, l.gate, l.up, l.down].enumerated() { consider(m, layer: i, which: which) }
         }
-        if !hasTiedOutput { consider(output, layer: -1, which: 0) }
+        consider(output, layer: -1, which: 0)
         guard !slots.isEmpty else { return }
         let block = try PageBlock(layout, purpose: "the repacked weight matrices")
         block.adviseHugePages()
-        let all = slots
-        // Each tensor's file pages are let go as soon as it is copied, so the resident size never holds both copies
-        // of more than the matrices in flight. (With the file in 2 MiB folios, a page fault in a neighbouring tensor
-        // later maps the whole folio again, its repacked part included: ~35 MiB of a Qwen3-shaped Q4_K_M's 205 come
-        // back as clean file pages the system may reclaim.)
-        DispatchQueue.concurrentPerform(iterations: all.count) { k in
-            let s = all[k]
-            let done = ra_x8_repack(Int32(bitPattern: s.matrix.type.rawValue), s.matrix.data, Int64(s.matrix.columns),
-                                    Int64(s.matrix.rows), block.raw(s.slot))
-            precondition(done == 1, "\(s.matrix.name): ra_x8_bytes took this shape, so ra_x8_repack must")
-            if let t = file.tensor(named: s.matrix.name) { file.releasePages(of: t) }
+        // Pieces of at most ~pieceBytes (4 MiB) of a matrix's rows (whole groups of 8, which are contiguous in both layouts), each
+        // piece's file pages let go as soon as it is copied, so the resident size never holds both copies of more than
+        // the pieces in flight: copied whole, a tied vocabulary-sized output (Gemma 3 270M's 178 MB of Q8_0) raised the
+        // peak by its size. (With the file in 2 MiB folios, a page fault in a neighbouring tensor later maps the whole
+        // folio again, its repacked part included: ~35 MiB of a Qwen3-shaped Q4_K_M's 205 come back as clean file
+        // pages the system may reclaim.)
+        struct Piece { let slot: Slot; let rows: Range<Int> }
+        var pieces: [Piece] = []
+        for s in slots {
+            let step = max(8, pieceBytes / max(1, s.matrix.rowBytes) / 8 * 8)
+            for r in stride(from: 0, to: s.matrix.rows, by: step) {
+                pieces.append(Piece(slot: s, rows: r..<min(s.matrix.rows, r + step)))
+            }
         }
-        for s in all {
+        let all = pieces
+        DispatchQueue.concurrentPerform(iterations: all.count) { k in
+            let p = all[k], m = p.slot.matrix
+            let type = Int32(bitPattern: m.type.rawValue)
+            let packedRow = Int(ra_row_bytes(ra_x8_type(type), Int64(m.columns)))
+            let done = ra_x8_repack(type, m.data + p.rows.lowerBound * m.rowBytes, Int64(m.columns), Int64(p.rows.count),
+                                    block.raw(p.slot.slot) + p.rows.lowerBound * packedRow)
+            precondition(done == 1, "\(m.name): ra_x8_bytes took this shape, so ra_x8_repack must take its rows \(p.rows)")
+            if let t = file.tensor(named: m.name) {
+                file.releasePages(of: t, bytes: p.rows.lowerBound * m.rowBytes..<p.rows.upperBound * m.rowBytes)
+            }
+        }
+        for s in slots {
             let m = s.matrix.moved(to: UnsafeRawPointer(block.raw(s.slot)), kernelType: ra_x8_type(Int32(bitPattern: s.matrix.type.rawValue)))
-            if s.layer < 0 { output = m; continue }
+            if s.layer < 0 {
+                output = m
+                if hasTiedOutput { tokenEmbedding = m }
+                continue
+            }
             switch s.which {
             case 0: layers[s.layer].q = m
             case 1: layers[s.layer].k = m

@@ -119,6 +119,9 @@ struct TransformerWeights: @unchecked Sendable {
         if repack && ra_x8_kernel(ra_kernel_path()) != 0 { try repackRows(file: file, pieceBytes: pieceBytes) }
     }
 
+    /// The file's bytes of a matrix that ``repackRows(file:pieceBytes:)`` copies at a time.
+    static let repackPieceBytes = 4 << 20
+
     /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers and the output matrix into
     /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
     /// kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
@@ -128,9 +131,6 @@ struct TransformerWeights: @unchecked Sendable {
     /// not by a second copy. An output matrix tied to the token embedding is repacked too (often Q8_0: a third of
     /// SmolLM2's bytes a token, 70% of Gemma 3 270M's), and the embedding's rows are then looked up in the copy, converted
     /// back one row at a time; an untied token embedding stays in the file.
-    /// The file's bytes of a matrix that ``repackRows(file:pieceBytes:)`` copies at a time.
-    static let repackPieceBytes = 4 << 20
-
     private mutating func repackRows(file: GGUFFile, pieceBytes: Int) throws {
         struct Slot { let layer: Int; let which: Int; let matrix: WeightMatrix; let slot: Int }
         var layout = PageBlock.Layout()
@@ -148,9 +148,9 @@ struct TransformerWeights: @unchecked Sendable {
         guard !slots.isEmpty else { return }
         let block = try PageBlock(layout, purpose: "the repacked weight matrices")
         block.adviseHugePages()
-        // Pieces of at most ~pieceBytes (4 MiB) of a matrix's rows (whole groups of 8, which are contiguous in both layouts), each
-        // piece's file pages let go as soon as it is copied, so the resident size never holds both copies of more than
-        // the pieces in flight: copied whole, a tied vocabulary-sized output (Gemma 3 270M's 178 MB of Q8_0) raised the
+        // Pieces of at most ~pieceBytes (4 MiB) of a matrix's rows (whole groups of 8, contiguous in both layouts),
+        // each piece's file pages let go as soon as it is copied, so the resident size never holds both copies of more
+        // than the pieces in flight: copied whole, a tied vocabulary-sized output (Gemma 3 270M's 178 MB of Q8_0) raised the
         // peak by its size. (With the file in 2 MiB folios, a page fault in a neighbouring tensor later maps the whole
         // folio again, its repacked part included: ~35 MiB of a Qwen3-shaped Q4_K_M's 205 come back as clean file
         // pages the system may reclaim.)

@@ -270,6 +270,12 @@ static int b32_vnni_kernel(ra_matmul_batch_fn f) {
 static int b32_takes_side(int weight_type, int path) {
     return ra_is_b32(weight_type) && ra_path_is_x86_simd(path);
 }
+
+// Whether a batch of Q8_0 (file rows or repacked) may run the AVX2 int16 panels, which take the activations widened
+// in the side data: every x86 path except AVX-512 VNNI where its 16-row panels take the product (batch_kernel).
+static int q8_0_wide_side(int source_type, int64_t n, int64_t nb, int path) {
+    return source_type == RA_Q8_0 && nb > 1 && !(path == RA_PATH_AVX512_VNNI && n % 64 == 0);
+}
 #endif
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
@@ -277,7 +283,9 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
     // repacked 32-element types: their kernels take the file type's scales, on the paths that have them
     const int source = ra_x8_source(weight_type);
     if (source >= 0) weight_type = ra_x8_kernel(ra_kernel_path()) ? source : -1;
-    if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, ra_kernel_path())) return 2 * (n / 32) * nb;
+    const int path = ra_kernel_path();
+    if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, path))
+        return 2 * (n / 32) * nb + (q8_0_wide_side(weight_type, n, nb, path) ? n * nb / 2 : 0);
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -286,8 +294,9 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 
 void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
 #if defined(__x86_64__)
-    const int source = ra_x8_source(weight_type);
-    ra_b32_side_avx2(source >= 0 ? source : weight_type, x, n, nb, side);
+    const int source = ra_x8_source(weight_type), type = source >= 0 ? source : weight_type;
+    ra_b32_side_avx2(type, x, n, nb, side);
+    if (q8_0_wide_side(type, n, nb, ra_kernel_path())) ra_q8_0_widen_avx2(x, n, nb, (int16_t *)(void *)(side + 2 * (n / 32) * nb));
 #else
     (void)weight_type; (void)x; (void)n; (void)nb; (void)side;
 #endif
@@ -352,7 +361,7 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
         const int xpath = ra_kernel_path();
         if (nb > 1 && ra_x8_kernel(xpath)) {
             if (ra_is_b32(source)) {
-                const int64_t bytes = RA_B32_BATCH_SCRATCH(n, nb);
+                const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);
                 if (scratch && ra_matmul_b32_x8_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
             } else {

@@ -252,10 +252,11 @@ extern const ra_dot_table ra_dots_neon_dotprod;   // ARMv8.2 SDOT, only called w
 extern const ra_dot_table ra_dots_avx2;
 extern const ra_dot_table ra_dots_avx512;
 extern const ra_dot_table ra_dots_avx512vnni;
-// Scratch of the Q8_0 batch kernel for n columns and nb activation rows: per block of 32 columns a weight panel
-// (at most RA_Q8_0_BATCH_PANEL_BYTES) and 8 bytes per activation row, plus alignment.
+// Scratch of the Q8_0 batch kernels for n columns and nb activation rows: per block of 32 columns two weight panels
+// (at most RA_Q8_0_BATCH_PANEL_BYTES each; the AVX2 ones run 16 rows at once), and per block and activation row its 32
+// elements in int16 (the AVX2 panels) and its scales (8 bytes), plus alignment.
 #define RA_Q8_0_BATCH_PANEL_BYTES 576
-#define RA_Q8_0_BATCH_SCRATCH(n, nb) ((n) / 32 * (RA_Q8_0_BATCH_PANEL_BYTES + 8 * (nb)) + 64)
+#define RA_Q8_0_BATCH_SCRATCH(n, nb) ((n) / 32 * (2 * RA_Q8_0_BATCH_PANEL_BYTES + 72 * (nb)) + 64)
 // The AVX2 batches of Q4_0, Q5_0, Q4_1 and Q5_1: room for two panels of 8 rows (Q4_1 runs 16 weight rows at once) and
 // the activation scales when the caller has none converted.
 #define RA_B32_PANEL_BYTES 320
@@ -313,6 +314,8 @@ int ra_matmul_b32_side_avxvnni(int weight_type, const void *w, int64_t n, const 
 // of nb activation rows in ra_vec_dot_type(weight_type); and the panel product with them given, so a product split
 // in chunks of rows converts them once (ra_matmul_rows_side) instead of once per chunk.
 void ra_b32_side_avx2(int weight_type, const void *x, int64_t n, int64_t nb, float *side);
+// nb Q8_0 activation rows of n as int16 (the AVX2 Q8_0 panels' operands; ra_matmul_side puts them after the scales).
+void ra_q8_0_widen_avx2(const void *x, int64_t n, int64_t nb, int16_t *dst);
 int ra_matmul_b32_side_avx2(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                             float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Scratch of the Q4_K batch kernels for n columns and nb activation rows: per super-block a weight panel
@@ -442,8 +445,10 @@ static inline int ra_x86_simd_ops(void) { return ra_path_is_x86_simd(ra_kernel_p
 #endif
 
 // Products whose activation scales are converted once (ops_matmul.c): the AVX2 batches and decode rows of the
-// 32-element types. ra_matmul_side_floats: how many floats of scales ra_matmul_rows_side takes for this product on
-// the calling thread's path (0: none, pass NULL; the buffer needs 4 floats more, which kernels may read but not use);
+// 32-element types; a Q8_0 batch that may run the AVX2 panels takes its activations widened to int16 after the scales
+// (ra_q8_0_widen_avx2, n × nb int16). ra_matmul_side_floats: how many floats of these ra_matmul_rows_side takes for
+// this product on the calling thread's path (0: none, pass NULL; the buffer needs 4 floats more, which kernels may read
+// but not use);
 // ra_matmul_side fills them; ra_thread_side_buffer: the calling thread's buffer for them (grown on demand, NULL when
 // out of memory). ra_matmul_rows_side is ra_matmul_rows with those scales (or NULL) given.
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb);

@@ -7,10 +7,10 @@
 // Per block, 8 vectors of quartets (the quants as b32_quants gives them, int8) and the 8 rows' d (and m). vpmaddubsw
 // needs an unsigned operand: for the signed types the step takes |w| and gives each broadcast activation the sign of
 // the weight it meets (|w| · sign(w)·x, exact since Q8_0 activations are never -128); Q4_1/Q5_1 quants are unsigned
-// already. A Q8_0 pair sum reaches 2 · 128 · 127 = 32512, so each goes to int32 at once (vpmaddwd with ones); the
-// others are added in int16 first (Q4_0, Q5_0, Q4_1: 8 quartets, at most 8 · 2 · 16 · 127 = 32512; Q5_1: 4
-// quartets, 4 · 2 · 31 · 127 = 31496). The block's int32 sum goes to its chain as in dot_b32. 4 activation rows per
-// step, as for Q4_K.
+// already. The pair sums are added in int16 first (Q4_0, Q5_0, Q4_1: 8 quartets, at most 8 · 2 · 16 · 127 = 32512;
+// Q5_1: 4 quartets, 4 · 2 · 31 · 127 = 31496). The block's int32 sum goes to its chain as in dot_b32. 4 activation
+// rows per step, as for Q4_K. Q8_0's pair sums fill int16 alone (2 · 128 · 127 = 32512): its AVX2 batches run the
+// int16 panels below, its int8 panels only with AVX-VNNI.
 
 typedef struct {
     int8_t q[8][32];   // q[e] byte 4r + t = quant of row r, element 4e + t
@@ -87,7 +87,7 @@ RA_AVX2_INLINE void b32_panel8_m(int64_t nblk, const b32_panel8 *p, const uint8_
                                  float *out, int64_t os, int nr, const int nx, const int t) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int xb = b32_xbytes(t), xq = b32_xqs(t);
-    const int run = t == B32_Q8_0 ? 1 : t == B32_Q5_1 ? 4 : 8;   // quartets added in int16
+    const int run = t == B32_Q5_1 ? 4 : 8;   // quartets added in int16 (not for Q8_0, which has the int16 panels)
     __m256 acc[PANEL8_GROUP][4];   // dot_b32's 4 chains (block j into chain j mod 4) per activation row
     for (int k = 0; k < nx; k++)
         for (int c = 0; c < 4; c++) acc[k][c] = _mm256_setzero_ps();
@@ -148,6 +148,10 @@ RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *
 
 // MARK: - Q4_1 batches on 16 weight rows
 
+// Activation rows a pair of panels (16 weight rows) runs against at once (its sums and the two weight vectors fill the
+// 16 vector registers).
+enum { PANEL16_GROUP = 3 };
+
 // Two 8-row panels share each activation broadcast. On Zen 3 a broadcast from memory (vpbroadcastd or vbroadcastss)
 // takes a vector ALU slot as vpmaddubsw and vpaddw do: with one broadcast per vpmaddubsw the 8-row panels issue ~1
 // vpmaddubsw a cycle, with one per two ~1.5 (a microbenchmark of the three instructions alone). The blocks are taken
@@ -157,19 +161,18 @@ RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *
 // the same sequence of fmas as in b32_panel8_m and dot_b32 (int16 sums of 8 quartets, vpmaddwd, then per block the
 // fma of the sum and the fma of the min), and the chains are added as there: (c0 + c1) + (c2 + c3), so the bits are
 // dot_b32's.
-enum { Q4_1_GROUP16 = 3 };
 RA_AVX2_INLINE void q4_1_panel16_m(int64_t nblk, const b32_panel8 *pa, const b32_panel8 *pb, const uint8_t *x, int64_t xs,
                                    const float *side, float *out, int64_t os, const int nx) {
     const __m256i ones = _mm256_set1_epi16(1);
     const int xb = (int)sizeof(blk_q8_1), xq = (int)offsetof(blk_q8_1, qs);
-    __m256 chain[4][2][Q4_1_GROUP16];
+    __m256 chain[4][2][PANEL16_GROUP];
     for (int c = 0; c < 4; c++) {
-        __m256 acc[2][Q4_1_GROUP16];
+        __m256 acc[2][PANEL16_GROUP];
         for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
         for (int64_t j = c; j < nblk; j += 4) {
             const b32_panel8 *a = pa + j, *b = pb + j;
-            const int8_t *y[Q4_1_GROUP16];
-            __m256i sa[Q4_1_GROUP16], sb[Q4_1_GROUP16];
+            const int8_t *y[PANEL16_GROUP];
+            __m256i sa[PANEL16_GROUP], sb[PANEL16_GROUP];
             for (int k = 0; k < nx; k++) {
                 y[k] = (const int8_t *)(x + k * xs + j * xb + xq);
                 sa[k] = sb[k] = _mm256_setzero_si256();
@@ -204,14 +207,19 @@ RA_AVX2_INLINE void q4_1_panel16_m(int64_t nblk, const b32_panel8 *pa, const b32
                                                                  _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
 }
 
-// Rows [r0, r1) of Q4_1 in panels of 16 (the last < 16 rows in 8-row panels) against every group of 3 activation
-// rows. While a panel runs, the next 16 rows (contiguous; past r1 too, where this thread's next chunk of rows usually
-// starts, ops_matmul.c) are prefetched a few lines per group: packing is the first touch of the weights, and a chunk's
-// short runs of rows give the hardware prefetcher little to go on (out of cache, ~25% of the products' time).
-RA_AVX2 static void q4_1_matmul16(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
-                                  const float *side, float *out, int64_t os, int64_t r0, int64_t r1, b32_panel8 *pa, b32_panel8 *pb,
-                                  panel8_pack_fn pack) {
-    const int64_t lines = (16 * wrow + 63) / 64, groups = (nb + Q4_1_GROUP16 - 1) / Q4_1_GROUP16;
+// Two panels (16 weight rows) × nx (1..3) activation rows xs bytes apart, with their scales (side).
+typedef void (*panel16_run_fn)(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
+                               float *out, int64_t os, int nx);
+
+// Rows [r0, r1) in pairs of panels (the last < 16 rows in single panels, run8) against every group of 3 activation
+// rows (4 for run8). While a pair runs, the next 16 rows (contiguous; past r1 too, where this thread's next chunk of
+// rows usually starts, ops_matmul.c) are prefetched a few lines per group: packing is the first touch of the
+// weights, and a chunk's short runs of rows give the hardware prefetcher little to go on (out of cache, ~25% of the
+// Q4_1 products' time). pa and pb: room for a panel each.
+RA_AVX2_INLINE void panel16_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                   const float *side, float *out, int64_t os, int64_t r0, int64_t r1, void *pa, void *pb,
+                                   panel8_pack_fn pack, panel16_run_fn run16, panel8_run_fn run8) {
+    const int64_t lines = (16 * wrow + 63) / 64, groups = (nb + PANEL16_GROUP - 1) / PANEL16_GROUP;
     const int64_t per = (lines + groups - 1) / groups;
     int64_t p0 = r0;
     for (; p0 + 16 <= r1; p0 += 16) {
@@ -219,25 +227,33 @@ RA_AVX2 static void q4_1_matmul16(const uint8_t *W, int64_t wrow, int64_t nblk, 
         pack(W + (p0 + 8) * wrow, wrow, nblk, PANEL8_ROWS, pb);
         const char *next = (const char *)(W + (p0 + 16) * wrow);
         int64_t line = 0;
-        for (int64_t b0 = 0; b0 < nb; b0 += Q4_1_GROUP16) {
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL16_GROUP) {
             for (const int64_t e = line + per; line < e && line < lines; line++) _mm_prefetch(next + 64 * line, _MM_HINT_T0);
-            const uint8_t *xg = X + b0 * xrow;
-            const float *sg = side + 2 * b0 * nblk;
-            float *og = out + b0 * os + p0;
-            switch (nb - b0) {
-            case 1: q4_1_panel16_m(nblk, pa, pb, xg, xrow, sg, og, os, 1); break;
-            case 2: q4_1_panel16_m(nblk, pa, pb, xg, xrow, sg, og, os, 2); break;
-            default: q4_1_panel16_m(nblk, pa, pb, xg, xrow, sg, og, os, 3); break;
-            }
+            run16(nblk, pa, pb, X + b0 * xrow, xrow, side + 2 * b0 * nblk, out + b0 * os + p0, os,
+                  (int)(nb - b0 < PANEL16_GROUP ? nb - b0 : PANEL16_GROUP));
         }
     }
     for (; p0 < r1; p0 += PANEL8_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
         pack(W + p0 * wrow, wrow, nblk, nr, pa);
         for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP)
-            b32_panel8_run(nblk, pa, X + b0 * xrow, xrow, (const uint8_t *)(side + 2 * b0 * nblk), out + b0 * os + p0, os, nr,
-                           (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP), B32_Q4_1);
+            run8(nblk, pa, X + b0 * xrow, xrow, (const uint8_t *)(side + 2 * b0 * nblk), 2 * nblk * (int64_t)sizeof(float),
+                 out + b0 * os + p0, os, nr, (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP));
     }
+}
+
+RA_AVX2 static void q4_1_run16(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
+                               float *out, int64_t os, int nx) {
+    switch (nx) {
+    case 1: q4_1_panel16_m(nblk, pa, pb, x, xs, side, out, os, 1); break;
+    case 2: q4_1_panel16_m(nblk, pa, pb, x, xs, side, out, os, 2); break;
+    default: q4_1_panel16_m(nblk, pa, pb, x, xs, side, out, os, 3); break;
+    }
+}
+RA_AVX2 static void q4_1_run8(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                              float *out, int64_t os, int nr, int nx) {
+    (void)side_row;
+    b32_panel8_run(nblk, panel, x, xs, side, out, os, nr, nx, B32_Q4_1);
 }
 
 // side: the scales of the nb activation rows (b32_side), or NULL to compute them here into the scratch.
@@ -246,7 +262,7 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, panel8_run_fn run,
                               const int t, const int sixteen_ok) {
     const int64_t nblk = n / 32;
-    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    if (n % 32 != 0 || nb < 1 || scratch_bytes < nblk * ((int64_t)sizeof(b32_panel8) + 8 * nb) + 64) return 0;
     const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     b32_panel8 *panel = (b32_panel8 *)(void *)base;
@@ -257,7 +273,7 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
         side = own;
     }
     if (sixteen) {
-        q4_1_matmul16(w, wrow, nblk, x, xrow, nb, side, out, out_stride, r0, r1, panel, panel + nblk, pack);
+        panel16_matmul(w, wrow, nblk, x, xrow, nb, side, out, out_stride, r0, r1, panel, panel + nblk, pack, q4_1_run16, q4_1_run8);
         return 1;
     }
     panel8_matmul(w, wrow, nblk, x, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
@@ -283,30 +299,226 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
                                           int64_t scratch_bytes) {                                                     \
         return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, name##_pack, name##_run, t, 1); \
     }
-RA_B32_BATCH(q8_0, B32_Q8_0)
 RA_B32_BATCH(q4_0, B32_Q4_0)
 RA_B32_BATCH(q5_0, B32_Q5_0)
 RA_B32_BATCH(q4_1, B32_Q4_1)
 RA_B32_BATCH(q5_1, B32_Q5_1)
 
+// MARK: - Q8_0 batches in int16
+//
+// In the int8 panels a Q8_0 quartet costs a vpsignb, a vpmaddubsw and a vpmaddwd of its own (the pair sums of |w| · x
+// fill int16). With the weights and the activations widened to int16, one vpmaddwd takes a pair of elements of 8 rows
+// straight to int32: per quartet and activation row two broadcasts, two vpmaddwd and two vpaddd (bench/kernels/
+// int8_mix.c: ~1.4x fewer cycles), and with two panels (16 rows) a broadcast serves two vpmaddwd. The block's int32
+// sum is the same exact integer and the float steps are dot_b32's chains, so the bits are the dot's. A panel is twice
+// the int8 one's bytes. The activations are widened once per product with their scales (ra_matmul_side): widened per
+// chunk of rows they cost ~8% on Qwen3's 1024-row products (16-row chunks). bench/kernels/b32_batch_ab.sh on
+// Qwen3-0.6B's layer (128 rows): 0.82-0.84 of the int8 panels' time, 0.89-0.92 on the 2048- and 3072-column ones.
+
+typedef struct {
+    int16_t q[16][16];   // q[p] int16 2r + t = quant of row r, element 2p + t
+    float dw[8];
+} q8_panel16;
+_Static_assert(sizeof(q8_panel16) % 32 == 0 && sizeof(q8_panel16) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_panel16 size");
+
+// Quartet vector e of 8 rows (int8; dword r holds row r's elements 4e..4e+3) as pair vectors 2e and 2e + 1 of p.
+RA_AVX2_INLINE void q8_widen_quartets(__m256i v, q8_panel16 *p, int e) {
+    // per 128-bit lane (4 rows): the rows' first pairs, then their second pairs; then lanes 0, 2 | 1, 3
+    const __m256i pick = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i s = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, pick), 0xD8);
+    _mm256_store_si256((__m256i *)p->q[2 * e], _mm256_cvtepi8_epi16(_mm256_castsi256_si128(s)));
+    _mm256_store_si256((__m256i *)p->q[2 * e + 1], _mm256_cvtepi8_epi16(_mm256_extracti128_si256(s, 1)));
+}
+
+// Rows [0, nrows) of the file's Q8_0 rows (nrows <= 8; the rest zero).
+RA_AVX2 static void q8_0_pack16(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    q8_panel16 *p = panel;
+    const int wb = (int)sizeof(blk_q8_0);
+    for (int64_t j = 0; j < nblk; j++) {
+        ra_panel_prefetch(W, wrow, nblk, j, wb, PANEL8_ROWS);
+        __m256i rows[8], cols[8];
+        float d[8];
+        for (int r = 0; r < PANEL8_ROWS; r++) {
+            const uint8_t *a = W + r * wrow + j * wb;
+            rows[r] = r < nrows ? b32_quants(a, B32_Q8_0) : _mm256_setzero_si256();
+            d[r] = r < nrows ? b32_half(a, 0) : 0.0f;
+        }
+        transpose8x8_epi32(rows, cols);
+        for (int e = 0; e < 8; e++) q8_widen_quartets(cols[e], p + j, e);
+        _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
+    }
+}
+
+// A group of 8 repacked rows (RA_Q8_0_X8, x8.c): its quartet vectors are the transposed ones already.
+RA_AVX2 static void q8_0_x8_pack16(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    q8_panel16 *p = panel;
+    const b32x8_layout l = ra_b32x8_layout(0, 0, 8);
+    for (int64_t j = 0; j < nblk; j++) {
+        const uint8_t *a = W + j * l.bytes;
+        for (int e = 0; e < 8; e++) q8_widen_quartets(_mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e)), p + j, e);
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)a)));
+    }
+}
+
+// One panel × nx (1..4) activation rows of int16, xs elements apart (side: per row nblk d, then nblk s). The blocks are
+// taken chain by chain (j = c, c + 4, ...), so each row's float sum of the chain stays in a register beside the int32
+// sums; each chain is dot_b32's sequence of fmas, and the chains are added as there.
+RA_AVX2_INLINE void q8_panel16_m(int64_t nblk, const q8_panel16 *p, const int16_t *x, int64_t xs, const float *side,
+                                 float *out, int64_t os, int nr, const int nx) {
+    __m256 chain[4][PANEL8_GROUP];
+    for (int c = 0; c < 4; c++) {
+        __m256 acc[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+        for (int64_t j = c; j < nblk; j += 4) {
+            const q8_panel16 *pj = p + j;
+            __m256i s[PANEL8_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
+            RA_UNROLL
+            for (int q = 0; q < 16; q++) {
+                const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[q]);
+                for (int k = 0; k < nx; k++) {
+                    int32_t pair;
+                    memcpy(&pair, x + k * xs + 32 * j + 2 * q, 4);
+                    s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(wv, _mm256_set1_epi32(pair)));
+                }
+                // (keeps clang from summing the products as a tree, which spills them)
+                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
+            }
+            const __m256 dw = _mm256_load_ps(pj->dw);
+            for (int k = 0; k < nx; k++)
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(side + 2 * k * nblk + j)), acc[k]);
+        }
+        for (int k = 0; k < nx; k++) chain[c][k] = acc[k];
+    }
+    for (int k = 0; k < nx; k++)
+        store_rows8(out + k * os, _mm256_add_ps(_mm256_add_ps(chain[0][k], chain[1][k]), _mm256_add_ps(chain[2][k], chain[3][k])), nr);
+}
+
+// Two panels (16 weight rows) × nx (1..3) activation rows: each broadcast serves two vpmaddwd (as in q4_1_panel16_m),
+// with the same chains as q8_panel16_m for each panel: the same bits.
+RA_AVX2_INLINE void q8_panel16x2_m(int64_t nblk, const q8_panel16 *pa, const q8_panel16 *pb, const int16_t *x, int64_t xs,
+                                   const float *side, float *out, int64_t os, const int nx) {
+    __m256 chain[4][2][PANEL16_GROUP];
+    for (int c = 0; c < 4; c++) {
+        __m256 acc[2][PANEL16_GROUP];
+        for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
+        for (int64_t j = c; j < nblk; j += 4) {
+            const q8_panel16 *a = pa + j, *b = pb + j;
+            __m256i sa[PANEL16_GROUP], sb[PANEL16_GROUP];
+            for (int k = 0; k < nx; k++) sa[k] = sb[k] = _mm256_setzero_si256();
+            RA_UNROLL
+            for (int q = 0; q < 16; q++) {
+                const __m256i wa = _mm256_load_si256((const __m256i *)a->q[q]), wb = _mm256_load_si256((const __m256i *)b->q[q]);
+                for (int k = 0; k < nx; k++) {
+                    int32_t pair;
+                    memcpy(&pair, x + k * xs + 32 * j + 2 * q, 4);
+                    const __m256i y = _mm256_set1_epi32(pair);
+                    sa[k] = _mm256_add_epi32(sa[k], _mm256_madd_epi16(wa, y));
+                    sb[k] = _mm256_add_epi32(sb[k], _mm256_madd_epi16(wb, y));
+                }
+                for (int k = 0; k < nx; k++) __asm__("" : "+x"(sa[k]), "+x"(sb[k]));
+            }
+            const __m256 dwa = _mm256_load_ps(a->dw), dwb = _mm256_load_ps(b->dw);
+            for (int k = 0; k < nx; k++) {
+                const __m256 dx = _mm256_broadcast_ss(side + 2 * k * nblk + j);
+                acc[0][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa[k]), _mm256_mul_ps(dwa, dx), acc[0][k]);
+                acc[1][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb[k]), _mm256_mul_ps(dwb, dx), acc[1][k]);
+            }
+        }
+        for (int k = 0; k < nx; k++) { chain[c][0][k] = acc[0][k]; chain[c][1][k] = acc[1][k]; }
+    }
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < nx; k++)
+            _mm256_storeu_ps(out + k * os + 8 * h, _mm256_add_ps(_mm256_add_ps(chain[0][h][k], chain[1][h][k]),
+                                                                 _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
+}
+
+RA_AVX2 static void q8_0_run16x2(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
+                                 float *out, int64_t os, int nx) {
+    const int16_t *x16 = (const int16_t *)(const void *)x;
+    const int64_t xe = xs / (int64_t)sizeof(int16_t);
+    switch (nx) {
+    case 1: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 1); break;
+    case 2: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 2); break;
+    default: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 3); break;
+    }
+}
+RA_AVX2 static void q8_0_run16(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
+                               float *out, int64_t os, int nr, int nx) {
+    (void)side_row;
+    const int16_t *x16 = (const int16_t *)(const void *)x;
+    const float *sd = (const float *)(const void *)side;
+    const int64_t xe = xs / (int64_t)sizeof(int16_t);
+    switch (nx) {
+    case 1: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 1); break;
+    case 2: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 2); break;
+    case 3: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 3); break;
+    default: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 4); break;
+    }
+}
+
+RA_AVX2 void ra_q8_0_widen_avx2(const void *x, int64_t n, int64_t nb, int16_t *dst) {
+    const uint8_t *X = x;
+    for (int64_t i = 0; i < nb * (n / 32); i++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(const void *)(X + i * (int64_t)sizeof(blk_q8_0) + offsetof(blk_q8_0, qs)));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 32 * i), _mm256_cvtepi8_epi16(_mm256_castsi256_si128(q)));
+        _mm256_storeu_si256((__m256i *)(void *)(dst + 32 * i + 16), _mm256_cvtepi8_epi16(_mm256_extracti128_si256(q, 1)));
+    }
+}
+
+// Rows [r0, r1) of Q8_0 (file rows or repacked groups, as `pack` reads them) × nb Q8_0 activation rows; side: their
+// scales and, after them, the rows in int16 (ra_matmul_side), or NULL to convert both here into the scratch
+// (RA_Q8_0_BATCH_SCRATCH).
+RA_AVX2 static int q8_0_matmul16(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack) {
+    const int64_t nblk = n / 32;
+    if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
+    uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    q8_panel16 *panel = (q8_panel16 *)(void *)base;
+    const int16_t *x16;
+    if (side) {
+        x16 = (const int16_t *)(const void *)(side + 2 * nblk * nb);
+    } else {
+        int16_t *own16 = (int16_t *)(void *)(base + 2 * nblk * (int64_t)sizeof(q8_panel16));
+        float *own = (float *)(void *)(own16 + nb * n);
+        ra_q8_0_widen_avx2(x, n, nb, own16);
+        b32_side(x, nblk, nb, own, B32_Q8_0);
+        x16 = own16;
+        side = own;
+    }
+    panel16_matmul(w, nblk * (int64_t)sizeof(blk_q8_0), nblk, (const uint8_t *)x16, n * (int64_t)sizeof(int16_t), nb, side, out,
+                   out_stride, r0, r1, panel, panel + nblk, pack, q8_0_run16x2, q8_0_run16);
+    return 1;
+}
+
+// Q8_0's AVX2 entries (the other types' come from RA_B32_BATCH); its int8 panels are AVX-VNNI's (below).
+RA_AVX2 static void q8_0_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    b32_pack_panel8(W, wrow, nblk, nrows, panel, B32_Q8_0);
+}
+int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
+                        uint8_t *scratch, int64_t scratch_bytes) {
+    return q8_0_matmul16(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_pack16);
+}
+RA_AVX2 static int q8_0_side_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
+                                    int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_pack16);
+}
+
 // The 32-element types' rows repacked at load (RA_Q4_0_X8 ... RA_Q8_0_X8, x8.c): a block of 8 rows (b32x8_layout,
 // kernels_internal.h) holds quartet e of the 8 rows as dword e of each row's 16 bytes of nibbles, the transposed form
 // b32_pack_panel8_q4 builds, so a panel is its nibbles split, the fifth bits put in, the offset taken off and its halves
-// widened; Q8_0's 8 quartets are the panel's as they are. W: a group of 8 rows (nrows is 8).
+// widened (Q8_0's groups go to the int16 panels above). W: a group of 8 rows (nrows is 8).
 RA_AVX2_INLINE void b32_x8_pack(const uint8_t *W, int64_t nblk, void *panel, const int t) {
     b32_panel8 *p = panel;
     const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t);
-    const b32x8_layout l = ra_b32x8_layout(five, min, t == B32_Q8_0 ? 8 : 4);
+    const b32x8_layout l = ra_b32x8_layout(five, min, 4);
     const __m256i off = _mm256_set1_epi8((char)b32_offset(t));
     for (int64_t j = 0; j < nblk; j++) {
         const uint8_t *a = W + j * l.bytes;
         _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)a)));
-        if (t == B32_Q8_0) {   // the group's quartets are the panel's
-            for (int e = 0; e < 8; e++)
-                _mm256_store_si256((__m256i *)p[j].q[e], _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e)));
-            _mm256_store_ps(p[j].m, _mm256_setzero_ps());
-            continue;
-        }
         const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qh)) : _mm256_setzero_si256();
         for (int e = 0; e < 4; e++) {
             __m256i lo, hi;
@@ -327,7 +539,6 @@ RA_B32_X8_PACK(q4_0, B32_Q4_0)
 RA_B32_X8_PACK(q5_0, B32_Q5_0)
 RA_B32_X8_PACK(q4_1, B32_Q4_1)
 RA_B32_X8_PACK(q5_1, B32_Q5_1)
-RA_B32_X8_PACK(q8_0, B32_Q8_0)
 
 int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
                           int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
@@ -337,7 +548,7 @@ int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const
     case RA_Q5_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_0_x8_pack, q5_0_run, B32_Q5_0, 1);
     case RA_Q4_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_1_x8_pack, q4_1_run, B32_Q4_1, 1);
     case RA_Q5_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_1_x8_pack, q5_1_run, B32_Q5_1, 1);
-    case RA_Q8_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_x8_pack, q8_0_run, B32_Q8_0, 1);
+    case RA_Q8_0_X8: return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_x8_pack16);
     default: return 0;
     }
 }

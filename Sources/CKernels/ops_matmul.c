@@ -180,7 +180,9 @@ static void ra_mm_sides(ra_mm_ctx *c) {
         const int min = ra_vec_dot_type(m->weight_type) == RA_Q8_1;
         for (int k = 0; k < i && !c->side[i]; k++) {
             const ra_matmul_job *o = &c->jobs[k];
-            if (c->side[k] && o->x == m->x && o->n == m->n && o->nb == m->nb && (ra_vec_dot_type(o->weight_type) == RA_Q8_1) == min)
+            // (a job whose side data is shorter lacks what this one needs: a Q8_0 batch's int16 activations)
+            if (c->side[k] && need[k] >= need[i] && o->x == m->x && o->n == m->n && o->nb == m->nb &&
+                (ra_vec_dot_type(o->weight_type) == RA_Q8_1) == min)
                 c->side[i] = c->side[k];
         }
         if (c->side[i]) continue;

@@ -114,6 +114,36 @@ extension DotProductTests {
         }
     }
 
+    @Test("Jobs of different types on the same activations each get the side data they need (a Q8_0 batch's int16 activations are not taken from a Q4_0 job's scales), bit for bit ra_matmul_rows")
+    func jobsOfMixedTypesShareActivations() throws {
+        var rng = SeededRandom(seed: 4080)
+        let pool = try #require(ra_pool_create(2))
+        defer { ra_pool_destroy(pool) }
+        // Q4_0, Q5_0 and Q8_0 all multiply Q8_0 activations: the Q4_0 job comes first, the Q8_0 one last
+        let types = [KType.q4_0, KType.q5_0, KType.q8_0, KType.q8_0]
+        let n = 192, rows = 40, nb = 7
+        let x = (0..<nb).flatMap { _ in Kernels.randomActivations(.q8_0, n, &rng) }
+        let ws = types.map { t in (0..<rows).flatMap { _ in Kernels.randomWeights(t, n, &rng) } }
+        let wAll = ws.flatMap { $0 }
+        let wOff = ws.indices.map { i in ws[0..<i].reduce(0) { $0 + $1.count } }
+        for path in [KPath.scalar] + KPath.simd {
+            var out = [Float](repeating: .nan, count: types.count * rows * nb)
+            path.run {
+                wAll.withUnsafeBytes { w in x.withUnsafeBytes { xp in out.withUnsafeMutableBufferPointer { o in
+                    let jobs = types.indices.map { i in
+                        ra_matmul_job(weight_type: types[i].id, w: w.baseAddress! + wOff[i], n: Int64(n), rows: Int64(rows),
+                                      x: xp.baseAddress!, nb: Int64(nb), out: o.baseAddress! + i * rows * nb, out_stride: Int64(rows))
+                    }
+                    jobs.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
+                } } }
+            }
+            for (i, t) in types.enumerated() {
+                let want = matmulRows(t, n, ws[i], x, nb: nb, stride: rows, 0, rows, on: path)
+                #expect(Array(out[(i * rows * nb)..<((i + 1) * rows * nb)]).map(\.bitPattern) == want.map(\.bitPattern), "\(t) \(path) job \(i)")
+            }
+        }
+    }
+
     @Test("A decode dispatch (one activation row) in chunks that shrink toward its end covers every row once, bit for bit",
           arguments: [KType.q8_0, KType.q4_1])
     func decodeChunksCoverEveryRow(_ t: KType) throws {
@@ -148,10 +178,10 @@ extension DotProductTests {
 }
 
 extension DotProductTests {
-    @Test("Q4_1 batches on 16-row panels (AVX2): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot")
-    func q4_1SixteenRowPanelsBitExact() {
-        let t = KType.q4_1
-        var rng = SeededRandom(seed: 1616)
+    @Test("Q4_1 and Q8_0 batches on 16-row panels (AVX2; Q8_0's in int16): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot",
+          arguments: [KType.q4_1, KType.q8_0])
+    func sixteenRowPanelsBitExact(_ t: KType) {
+        var rng = SeededRandom(seed: 1616 + UInt64(t.id))
         let rows = 45, stride = rows + 3   // two 16-row panels, one of 8 and 5 rows; from row 3: two of 16, 10 left
         let paths = ([KPath.scalar] + KPath.simd).filter { Self.batchesBitExact(t, on: $0) }
         for n in [32, 160, 576] {

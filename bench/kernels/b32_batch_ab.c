@@ -92,10 +92,13 @@ int main(int argc, char **argv) {
             ra_quantize_row(xtype, row, a + b * xb, n);
         }
         x[s] = a;
-        side[s] = aligned_alloc(64, (size_t)((2 * (n / 32) * nb * 4 + 16 + 63) / 64 * 64));
+        // the scales, then for Q8_0 the rows in int16 (as ra_matmul_side gives them; the BEFORE build reads the scales only)
+        side[s] = aligned_alloc(64, (size_t)((2 * (n / 32) * nb * 4 + n * nb * 2 + 16 + 63) / 64 * 64));
         ra_b32_side_avx2(type, a, n, nb, side[s]);
+        if (type == RA_Q8_0) ra_q8_0_widen_avx2(a, n, nb, (int16_t *)(void *)(side[s] + 2 * (n / 32) * nb));
         for (int k = 0; k < 2; k++) out[k][s] = malloc((size_t)(rows_[s] * nb) * sizeof(float));
         if (RA_B32_BATCH_SCRATCH(n, nb) > sbytes) sbytes = RA_B32_BATCH_SCRATCH(n, nb);
+        if (RA_Q8_0_BATCH_SCRATCH(n, nb) > sbytes) sbytes = RA_Q8_0_BATCH_SCRATCH(n, nb);   // (Q8_0's int16 panels)
     }
     uint8_t *scratch = malloc((size_t)sbytes);
     enum { RUNS = 15 };

@@ -101,11 +101,23 @@ server_ticks() {
     echo "$t"
 }
 
+# Before every timed run, the tmpfs it writes to gets 1.5 x the file's size written and deleted (untimed), so every tool
+# starts on memory the VM has just used. On this project's VMs the first write into memory that has been free for a
+# while runs ~7x slower (a 1 GiB dd into /dev/shm: 3.6 s, then 0.5 s: the host backs the pages again, the VM's free
+# page reporting having handed them back), and in a row of runs whichever comes first after such a pause pays it:
+# ours, first in each repetition, paid it in most (bench/results/download-notes.md, "Stop 35"). A real disk and a
+# host that keeps its memory have no such cost.
+warm_memory() {
+    dd if=/dev/zero of="$RUN/.warm" bs=1M count="$((SIZE_MIB * 3 / 2))" status=none 2>/dev/null || true
+    rm -f "$RUN/.warm"
+}
+
 # measure SCENARIO TOOL REP COMMAND...: wall, user, sys, max RSS, nginx's CPU seconds meanwhile, and the command's
 # stdout (JSON for ours).
 measure() {
     local scenario="$1" tool="$2" rep="$3"; shift 3
     rm -rf "$RUN"; mkdir -p "$RUN"
+    warm_memory
     local out s0 s1
     s0="$(server_ticks)"
     out="$(/usr/bin/time -f '%e %U %S %M' -o "$TIMEF" "$@")" || { echo "failed: $*" >&2; cat "$TIMEF" >&2; return 1; }

@@ -313,7 +313,8 @@ RA_B32_BATCH(q5_1, B32_Q5_1)
 // sum is the same exact integer and the float steps are dot_b32's chains, so the bits are the dot's. A panel is twice
 // the int8 one's bytes. The activations are widened once per product with their scales (ra_matmul_side): widened per
 // chunk of rows they cost ~8% on Qwen3's 1024-row products (16-row chunks). bench/kernels/b32_batch_ab.sh on
-// Qwen3-0.6B's layer (128 rows): 0.82-0.84 of the int8 panels' time, 0.89-0.92 on the 2048- and 3072-column ones.
+// Qwen3-0.6B's layer (128 rows): 0.77-0.80 of the int8 panels' time on its 1024-column products, 0.86-0.88 on the
+// 2048- and 3072-column ones, 0.81 for the layer.
 
 typedef struct {
     int16_t q[16][16];   // q[p] int16 2r + t = quant of row r, element 2p + t

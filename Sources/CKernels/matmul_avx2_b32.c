@@ -53,29 +53,37 @@ RA_AVX2_INLINE void b32_pack_panel8_q4(const uint8_t *W, int64_t wrow, int64_t n
     }
 }
 
+// Block j of rows [0, nrows) of the file's rows (nrows <= 8; the rest zero), prefetching ahead: the quants as quartet
+// vectors (dword r of cols[e] holds row r's elements 4e..4e+3, as bytes), the scales d and (Q4_1, Q5_1) the mins m.
+RA_AVX2_INLINE void b32_gather8(const uint8_t *W, int64_t wrow, int64_t nblk, int64_t j, int nrows, __m256i cols[8],
+                                float d[8], float m[8], const int t) {
+    const int wb = b32_wbytes(t);
+    ra_panel_prefetch(W, wrow, nblk, j, wb, PANEL8_ROWS);
+    __m256i rows[8];
+    for (int r = 0; r < PANEL8_ROWS; r++) {
+        if (r >= nrows) {
+            rows[r] = _mm256_setzero_si256();
+            d[r] = m[r] = 0;
+            continue;
+        }
+        const uint8_t *a = W + r * wrow + j * wb;
+        rows[r] = b32_quants(a, t);
+        d[r] = b32_half(a, 0);
+        m[r] = b32_min(t) ? b32_half(a, 2) : 0.0f;
+    }
+    transpose8x8_epi32(rows, cols);
+}
+
 RA_AVX2_INLINE void b32_pack_panel8(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel, const int t) {
     b32_panel8 *p = panel;
-    const int wb = b32_wbytes(t);
     if ((t == B32_Q4_0 || t == B32_Q4_1) && nrows == PANEL8_ROWS && wrow <= INT32_MAX / 8) {
         b32_pack_panel8_q4(W, wrow, nblk, panel, t);
         return;
     }
     for (int64_t j = 0; j < nblk; j++) {
-        ra_panel_prefetch(W, wrow, nblk, j, wb, PANEL8_ROWS);
-        __m256i rows[8], cols[8];
+        __m256i cols[8];
         float d[8], m[8];
-        for (int r = 0; r < PANEL8_ROWS; r++) {
-            if (r >= nrows) {
-                rows[r] = _mm256_setzero_si256();
-                d[r] = m[r] = 0;
-                continue;
-            }
-            const uint8_t *a = W + r * wrow + j * wb;
-            rows[r] = b32_quants(a, t);
-            d[r] = b32_half(a, 0);
-            m[r] = b32_min(t) ? b32_half(a, 2) : 0.0f;
-        }
-        transpose8x8_epi32(rows, cols);
+        b32_gather8(W, wrow, nblk, j, nrows, cols, d, m, t);
         for (int e = 0; e < 8; e++) _mm256_store_si256((__m256i *)p[j].q[e], cols[e]);
         _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
         _mm256_store_ps(p[j].m, _mm256_loadu_ps(m));
@@ -335,17 +343,10 @@ RA_AVX2_INLINE void q8_widen_quartets(__m256i v, q8_panel16 *p, int e) {
 // Rows [0, nrows) of the file's Q8_0 rows (nrows <= 8; the rest zero).
 RA_AVX2 static void q8_0_pack16(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
     q8_panel16 *p = panel;
-    const int wb = (int)sizeof(blk_q8_0);
     for (int64_t j = 0; j < nblk; j++) {
-        ra_panel_prefetch(W, wrow, nblk, j, wb, PANEL8_ROWS);
-        __m256i rows[8], cols[8];
-        float d[8];
-        for (int r = 0; r < PANEL8_ROWS; r++) {
-            const uint8_t *a = W + r * wrow + j * wb;
-            rows[r] = r < nrows ? b32_quants(a, B32_Q8_0) : _mm256_setzero_si256();
-            d[r] = r < nrows ? b32_half(a, 0) : 0.0f;
-        }
-        transpose8x8_epi32(rows, cols);
+        __m256i cols[8];
+        float d[8], m[8];
+        b32_gather8(W, wrow, nblk, j, nrows, cols, d, m, B32_Q8_0);
         for (int e = 0; e < 8; e++) q8_widen_quartets(cols[e], p + j, e);
         _mm256_store_ps(p[j].dw, _mm256_loadu_ps(d));
     }

@@ -202,15 +202,17 @@ RA_AVX2_INLINE float dot_b32(int64_t n, const void *w, const void *x, const int 
 }
 
 // Half h (elements 128h..128h+127) of a Q6_K block as 4 vectors of 32 quants 0..63 in element order.
-RA_AVX2_INLINE void q6_k_quants(const blk_q6_k *a, int h, __m256i q[4]) {
+// (Every step acts on each byte where it is, so the 8-row vectors of repacked rows, x8.c, go through it too.)
+RA_AVX2_INLINE void q6_k_quants_v(__m256i l0, __m256i l1, __m256i qh, __m256i q[4]) {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-    const __m256i l0 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h));
-    const __m256i l1 = _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32));
-    const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
     q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 4), m30));
     q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(qh, 2), m30));
     q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(qh, m30));
     q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(qh, 2), m30));
+}
+RA_AVX2_INLINE void q6_k_quants(const blk_q6_k *a, int h, __m256i q[4]) {
+    q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(a->ql + 64 * h)), _mm256_loadu_si256((const __m256i *)(a->ql + 64 * h + 32)),
+                  _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h)), q);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -364,6 +364,10 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);
                 if (scratch && ra_matmul_b32_x8_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+            } else if (source == RA_Q6_K) {   // (the AVX2 panels on AVX2_VNNI too, as for the file's rows)
+                const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
+                uint8_t *scratch = ra_thread_scratch(bytes);
+                if (scratch && ra_matmul_q6_k_x8_avx2(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
             } else {
                 const int five = source == RA_Q5_K, vnni = xpath == RA_PATH_AVX2_VNNI;
                 const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);

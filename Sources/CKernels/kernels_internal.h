@@ -166,6 +166,16 @@ _Static_assert(RA_Q4_K_X8_GROUP_BYTES % 32 == 0 && RA_Q5_K_X8_GROUP_BYTES % 32 =
 _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offsetof(blk_q4_k, dmin) == offsetof(blk_q5_k, dmin),
                "Q4_K and Q5_K share the head");
 
+// One super-block of 8 repacked Q6_K rows (1680 bytes, 8 × the file's 210): first, per half h (128 elements) and dword e
+// (0..7), three 32-byte vectors [row r][4 bytes]: bytes 4e .. 4e + 3 of row r's ql[64h ..], of its ql[64h + 32 ..] and
+// of its qh[32h ..] (Q6X8_QUANTS(h, e)); then the scales sc[16][8] ([sub-block j][row r], int8, Q6X8_SC); then d[8]
+// (halves, Q6X8_D). The bit operations that take a file row's ql and qh vectors to its quants (q6_k_quants_v) act on each
+// byte where it is, so on these vectors they give 8 rows' quartets side by side, as the dot and the panels take them.
+enum { Q6X8_SC = 1536, Q6X8_D = 1536 + 128 };
+#define Q6X8_QUANTS(h, e) (96 * (8 * (h) + (e)))
+_Static_assert(Q6X8_D + 16 == RA_Q6_K_X8_GROUP_BYTES && RA_Q6_K_X8_GROUP_BYTES == 8 * sizeof(blk_q6_k),
+               "ckernels.h states the repacked Q6_K super-block's size");
+
 // One block of 32 elements of a group of 8 repacked rows of the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0), the blocks
 // of a group one after the other so that a group is one sequential stream (a layout of separate regions for quants and
 // scales read 3.6x slower from memory: the hardware prefetcher restarts at every region):
@@ -396,6 +406,10 @@ int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// RA_Q6_K_X8 weights × nb Q8_K activation rows: the AVX2 Q6_K panels (scratch RA_Q6_K_BATCH_SCRATCH(n)) packed from the
+// repacked groups, what the AVX2 and AVX2_VNNI paths run for them; rows as above. The bits of ra_matmul_q6_k_avx2.
+int ra_matmul_q6_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // RA_Q4_0_X8 / RA_Q5_0_X8 / RA_Q4_1_X8 / RA_Q5_1_X8 / RA_Q8_0_X8 weights (type x8) × nb Q8_0 or Q8_1 activation rows: the AVX2
 // panels of the file's type packed from the repacked groups (matmul_avx2_b32.c; scratch RA_B32_BATCH_SCRATCH(n, nb)),
 // also what the AVX2_VNNI path runs for them (its panels give the same bits). Rows [r0, r1) must start and end at

@@ -445,14 +445,54 @@ RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const uint8_t
     }
 }
 
+// Rows repacked at load (RA_Q6_K_X8, x8.c): the groups hold the 8 rows' ql and qh vectors side by side, so the quants
+// of a panel come out of q6_k_quants_v already transposed, and the scales are widened from their bytes.
+RA_AVX2 static void q6_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    q6_k_panel8 *p = panel;
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *b = W + i * RA_Q6_K_X8_GROUP_BYTES;
+        q6_k_panel8 *pi = p + i;
+        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(b + Q6X8_D))));
+        __m256i sc[16];
+        for (int j = 0; j < 16; j++) {
+            sc[j] = _mm256_and_si256(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + Q6X8_SC + 8 * j))), lo16);
+            _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc[j], _mm256_slli_epi32(sc[j], 16)));
+        }
+        for (int q = 0; q < 8; q++) _mm256_store_si256((__m256i *)pi->scp[q], _mm256_or_si256(sc[2 * q], _mm256_slli_epi32(sc[2 * q + 1], 16)));
+        for (int h = 0; h < 2; h++) {
+            for (int e = 0; e < 8; e++) {
+                const uint8_t *v = b + Q6X8_QUANTS(h, e);
+                __m256i q[4];
+                q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
+                              _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q);
+                for (int c = 0; c < 4; c++) _mm256_store_si256((__m256i *)pi->q[32 * h + 8 * c + e], q[c]);
+            }
+        }
+    }
+}
+
+// Q6_K batches of file rows (x8 = 0) or of repacked groups (x8 = 1, rows from and to multiples of 8).
+RA_AVX2 static int q6_k_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, const int x8) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || (x8 && (r0 % 8 != 0 || r1 % 8 != 0))) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);   // (a group is 8 file rows' bytes)
+    void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, x8 ? q6_k_x8_pack_panel8 : q6_k_pack_panel8,
+                  q6_k_panel8_run);
+    return 1;
+}
+
 int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
-    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
-    void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, q6_k_pack_panel8, q6_k_panel8_run);
-    return 1;
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0);
+}
+int ra_matmul_q6_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
 }
 
 #endif

@@ -1,4 +1,4 @@
-// Q4_K, Q5_K and the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0) repacked at load for decode: 8 weight rows
+// Q4_K, Q5_K, Q6_K and the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0) repacked at load for decode: 8 weight rows
 // interleaved so that the 8 lanes of a 256-bit vector are 8 rows.
 //
 // Why: on a 2-core AVX2 machine (AMD EPYC, no AVX-512) the one-row Q4_K dot computes barely faster than a thread's share
@@ -9,11 +9,15 @@
 // fifth bits on top. The 32-element types (SmolLM2's Q4_1, Gemma 3's Q5_0) have a float tail every 32 elements, 8 rows
 // of which become one vector's, and their nibbles need no per-row shuffles. Q8_0's one-row kernel computes fast enough,
 // but reads 4 KiB ahead of each row: a group is one sequential stream the hardware prefetcher follows better on its own
-// (from memory 1.2x; engine-notes "Stop 34").
+// (from memory 1.2x; engine-notes "Stop 34"). Q6_K (a Q4_K_M file's output matrix and half its ffn_down and attn_v,
+// 44% of Qwen3-0.6B Q4_K_M's bytes a token) spends as many instructions unpacking 6-bit quants in either layout, but a
+// row's dot also picks each sub-block's scale per 32 quants and reduces its sums per super-block: 8 rows in the lanes
+// computed 1.42x as fast in L2 (engine-notes "Stop 36").
 //
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
-// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end; the
+// after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end; Q6_K
+// acc = fma(I - 32 · Σ_j sc_j · bsums_j, d · d_x, acc); the
 // 32-element types c = fma(I, d · d_x, c) (then c = fma(m, s_x, c) with a min) into chain c = block mod 4,
 // (c0 + c1) + (c2 + c3) at the end, where Q4_0's and Q5_0's I is the unsigned quants' sum less 8 or 16 · Σ x. Paths
 // and shapes without these kernels convert a range of rows back to the file's layout in a per-thread buffer and run
@@ -32,6 +36,7 @@ int ra_x8_type(int type) {
     case RA_Q4_1: return RA_Q4_1_X8;
     case RA_Q5_1: return RA_Q5_1_X8;
     case RA_Q8_0: return RA_Q8_0_X8;
+    case RA_Q6_K: return RA_Q6_K_X8;
     default: return -1;
     }
 }
@@ -45,6 +50,7 @@ int ra_x8_source(int x8) {
     case RA_Q4_1_X8: return RA_Q4_1;
     case RA_Q5_1_X8: return RA_Q5_1;
     case RA_Q8_0_X8: return RA_Q8_0;
+    case RA_Q6_K_X8: return RA_Q6_K;
     default: return -1;
     }
 }
@@ -91,10 +97,42 @@ static void ra_b32_x8_convert(int type, uint8_t *a, uint8_t *o, int64_t nb, int6
     }
 }
 
+/// Q6_K: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o, or back (to = 0)
+/// into a (row r0 first); ns super-blocks a row. The layout: Q6X8_QUANTS, Q6X8_SC, Q6X8_D (kernels_internal.h).
+static void ra_q6_k_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0, int64_t r1, const int to) {
+    for (int64_t row = r0; row < r1; row++) {
+        const int r = (int)(row % 8);
+        for (int64_t i = 0; i < ns; i++) {
+            uint8_t *p = o + (row / 8 * ns + i) * RA_Q6_K_X8_GROUP_BYTES;
+            blk_q6_k *b = (blk_q6_k *)(void *)(a + ((row - (to ? 0 : r0)) * ns + i) * (int64_t)sizeof(blk_q6_k));
+            for (int h = 0; h < 2; h++) {
+                for (int e = 0; e < 8; e++) {
+                    uint8_t *v = p + Q6X8_QUANTS(h, e) + 4 * r;
+                    uint8_t *f[3] = { b->ql + 64 * h + 4 * e, b->ql + 64 * h + 32 + 4 * e, b->qh + 32 * h + 4 * e };
+                    for (int s = 0; s < 3; s++) {
+                        if (to) memcpy(v + 32 * s, f[s], 4);
+                        else memcpy(f[s], v + 32 * s, 4);
+                    }
+                }
+            }
+            for (int j = 0; j < 16; j++) {
+                if (to) p[Q6X8_SC + 8 * j + r] = (uint8_t)b->scales[j];
+                else b->scales[j] = (int8_t)p[Q6X8_SC + 8 * j + r];
+            }
+            if (to) memcpy(p + Q6X8_D + 2 * r, &b->d, 2);
+            else memcpy(&b->d, p + Q6X8_D + 2 * r, 2);
+        }
+    }
+}
+
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
     if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 (ra_x8_bytes took only the repacked types)
         ra_b32_x8_convert(type, (uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
+        return 1;
+    }
+    if (type == RA_Q6_K) {
+        ra_q6_k_x8_convert((uint8_t *)(uintptr_t)src, dst, n / QK_K, 0, rows, 1);
         return 1;
     }
     const int five = type == RA_Q5_K;
@@ -132,6 +170,10 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) 
 static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
     if (ra_type_block_size(type) == 32) {
         ra_b32_x8_convert(type, dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
+        return;
+    }
+    if (type == RA_Q6_K) {
+        ra_q6_k_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
         return;
     }
     const int five = type == RA_Q5_K;
@@ -244,6 +286,75 @@ RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t group
     for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q5_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
 }
 
+// A vpshufb control over 16 bytes [sc[j][0..7], sc[j + 1][0..7]] in both 128-bit halves: dword r (row r) gets byte
+// lo + r in the high byte of its low int16 and byte hi + r in that of its high one; vpsraw 8 then sign-extends them.
+RA_AVX2_INLINE __m256i q6x8_pick(const int lo, const int hi) {
+    const char z = (char)0x80;
+#define Q6X8_P(r) z, (char)(lo + (r)), z, (char)(hi + (r))
+    return _mm256_setr_epi8(Q6X8_P(0), Q6X8_P(1), Q6X8_P(2), Q6X8_P(3), Q6X8_P(4), Q6X8_P(5), Q6X8_P(6), Q6X8_P(7));
+#undef Q6X8_P
+}
+
+// Q6_K: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the activation row b, the bits
+// of dot_q6_k: per super-block each row's exact int32 sum, the offset 32 taken off as 32 · Σ_j sc_j · bsums_j, then
+// acc = fma(sum, d · d_x, acc). A quartet of 8 rows is one vpmaddubsw against the activation's 4 bytes broadcast; two
+// quartets are added in int16 (4 · 63 · 128 = 32256) before one vpmaddwd with the sub-block's scales of the 8 rows.
+RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out) {
+    const __m256i pick0 = q6x8_pick(0, 0), pick1 = q6x8_pick(8, 8), pair = q6x8_pick(0, 8);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *pi = p + i * RA_Q6_K_X8_GROUP_BYTES;
+        const int8_t *y = b[i].qs;
+        __m256i isum = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int h = 0; h < 2; h++) {
+            RA_UNROLL
+            for (int a = 0; a < 2; a++) {   // quartets 4a .. 4a + 3 of each 32-element vector: sub-blocks 8h + 2c + a
+                RA_UNROLL
+                for (int e0 = 4 * a; e0 < 4 * a + 4; e0 += 2) {
+                    __m256i t[4];
+                    RA_UNROLL
+                    for (int e = e0; e < e0 + 2; e++) {
+                        const uint8_t *v = pi + Q6X8_QUANTS(h, e);
+                        __m256i q[4];
+                        q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
+                                      _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q);
+                        RA_UNROLL
+                        for (int c = 0; c < 4; c++) {
+                            const __m256i s = _mm256_maddubs_epi16(q[c], bcast4(y + 128 * h + 32 * c + 4 * e));
+                            t[c] = e == e0 ? s : _mm256_add_epi16(t[c], s);
+                        }
+                    }
+                    RA_UNROLL
+                    for (int c = 0; c < 4; c++) {
+                        const __m256i sc = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q6X8_SC + 8 * (8 * h + 2 * c))));
+                        isum = _mm256_add_epi32(isum, _mm256_madd_epi16(t[c], _mm256_srai_epi16(_mm256_shuffle_epi8(sc, a ? pick1 : pick0), 8)));
+                    }
+                }
+            }
+        }
+        // the offset: Σ_j sc_j · bsums_j, a pair of sub-blocks a vpmaddwd
+        __m256i corr = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int q = 0; q < 8; q++) {
+            int32_t b2;
+            memcpy(&b2, b[i].bsums + 2 * q, 4);
+            const __m256i sc = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q6X8_SC + 16 * q)));
+            corr = _mm256_add_epi32(corr, _mm256_madd_epi16(_mm256_srai_epi16(_mm256_shuffle_epi8(sc, pair), 8), _mm256_set1_epi32(b2)));
+        }
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q6X8_D)));
+        const __m256 fi = _mm256_cvtepi32_ps(_mm256_sub_epi32(isum, _mm256_slli_epi32(corr, 5)));
+        acc = _mm256_fmadd_ps(fi, _mm256_mul_ps(d, _mm256_set1_ps(b[i].d)), acc);
+    }
+    _mm256_storeu_ps(out, acc);
+}
+
+RA_AVX2 static void ra_avx2_rows_q6_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    (void)side;
+    const int64_t ns = n / QK_K;
+    for (int64_t g8 = 0; g8 < groups; g8++) q6x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q6_K_X8_GROUP_BYTES, x, out + 8 * g8);
+}
+
 // The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1, _Q8_0; avx2_internal.h): out[0..8) = the dots of each of
 // `groups` groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4
 // quartets of unsigned quants of both nibbles (with their fifth bits) against the activation's 4 bytes broadcast, added
@@ -331,7 +442,7 @@ enum { X8_FILE_ROW_MAX = RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0) };
 _Static_assert(X8_FILE_ROW_MAX >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
                sizeof(blk_q8_0) >= sizeof(blk_q5_1) && sizeof(blk_q8_0) >= sizeof(blk_q5_0) &&
                sizeof(blk_q8_0) >= sizeof(blk_q4_1) && sizeof(blk_q8_0) >= sizeof(blk_q4_0) &&
-               sizeof(blk_q5_k) >= sizeof(blk_q4_k),
+               sizeof(blk_q5_k) >= sizeof(blk_q4_k) && X8_FILE_ROW_MAX >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q6_k),
                "a file row of any repacked type fits X8_FILE_ROW_MAX");
 
 void ra_x8_dequantize_row(int x8, const void *w, int64_t n, int64_t r, float *dst) {
@@ -352,7 +463,8 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
     if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_x8_kernel(ra_kernel_path())) {
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
         void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
-            type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
+            type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q6_K ? ra_avx2_rows_q6_k_x8
+            : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
             : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : type == RA_Q5_1 ? ra_avx2_rows_q5_1_x8
             : ra_avx2_rows_q8_0_x8;
         rows(n, w0, (r1 - r0) / 8, x, side, out + r0);

@@ -95,10 +95,10 @@ extension GGUFWriter {
     /// metadata keys, an SPM-style vocabulary (`<unk>`, `<s>`, `</s>`, `<0x00>`…`<0xFF>`, then `tok<i>`),
     /// matrices N(0, std) in `weightType`, norm weights uniform in [0.5, 1.5] (F32).
     ///
-    /// - Precondition: `weightType` is `.f32`, `.f16` or `.q8_0`, and for `.q8_0` every row length
-    ///   is a multiple of 32; `vocabSize >= 259`.
+    /// - Precondition: `weightType` is a type ``encode(_:as:)`` writes, and every row length is a multiple of its
+    ///   block; `vocabSize >= 259`.
     public static func tinyModel(_ spec: TinyModelSpec) -> GGUFWriter {
-        precondition([.f32, .f16, .q8_0].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
+        precondition([.f32, .f16, .q8_0, .q6_K].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
                      "tinyModel cannot write \(spec.weightType.name) matrices")
         precondition(spec.vocabSize >= 259, "vocabulary needs at least 259 tokens")
         let arch = spec.architecture.rawValue
@@ -179,8 +179,9 @@ extension GGUFWriter {
         return w
     }
 
-    /// Encodes floats as F32, F16 or Q8_0 bytes written here (Q8_0: blocks of 32, scale = max|x| / 127 stored
-    /// as F16, values rounded half away from zero), or in another block format through the engine's quantizers.
+    /// Encodes floats as F32, F16, Q8_0 or Q6_K bytes written here (Q8_0: blocks of 32, scale = max|x| / 127 stored
+    /// as F16, values rounded half away from zero; Q6_K: ``encodeQ6K(_:)``), or in another block format through the
+    /// engine's quantizers.
     public static func encode(_ values: [Float], as type: GGMLType) -> [UInt8] {
         var out: [UInt8] = []
         switch type {
@@ -203,6 +204,8 @@ extension GGUFWriter {
                 for v in block { out.append(UInt8(bitPattern: Int8((v * inverse).rounded(.toNearestOrAwayFromZero)))) }
                 start += 32
             }
+        case .q6_K:
+            out = encodeQ6K(values)
         default:
             // Other block formats through the engine's own quantizers (BF16, Q4_0, Q4_1, Q5_0, Q5_1).
             precondition(ra_quantize_supported(Int32(type.rawValue)) != 0, "encode(_:as:) cannot write \(type.name)")
@@ -213,6 +216,41 @@ extension GGUFWriter {
                     ra_quantize_row(Int32(type.rawValue), src.baseAddress, dst.baseAddress, Int64(values.count))
                 }
             }
+        }
+        return out
+    }
+
+    /// Q6_K blocks of 256 values in llama.cpp's layout (ql[128], qh[64], int8 scales[16], F16 d), by a plain rounding
+    /// quantizer (not ggml's search): sub-block j's scale max|x| / 31, d = the largest of them / 127, each scale
+    /// round(s_j / d), each quant round(x / (d · scale_j)) clamped to -32...31 and stored plus 32. Enough for valid,
+    /// varied blocks in test models; the engine only ever reads Q6_K.
+    public static func encodeQ6K(_ values: [Float]) -> [UInt8] {
+        precondition(values.count % 256 == 0, "Q6_K needs a multiple of 256 values")
+        var out = [UInt8](repeating: 0, count: values.count / 256 * 210)
+        for b in 0..<(values.count / 256) {
+            let v = values[(b * 256)..<(b * 256 + 256)].map { $0 }, o = b * 210
+            let s = (0..<16).map { j in v[(16 * j)..<(16 * j + 16)].reduce(Float(0)) { max($0, abs($1)) } / 31 }
+            let dBits = halfBits((s.max() ?? 0) / 127)
+            var d = Float(0)
+            withUnsafeBytes(of: dBits) { raw in
+                var one = Float(0)
+                ra_dequantize_row(Int32(RA_F16), raw.baseAddress, &one, 1)
+                d = one
+            }
+            for j in 0..<16 {
+                let sc = d == 0 ? 0 : Int8(clamping: Int((s[j] / d).rounded()))
+                out[o + 192 + j] = UInt8(bitPattern: sc)
+                let step = d * Float(sc)
+                for k in (16 * j)..<(16 * j + 16) {
+                    let q = step == 0 ? 0 : min(31, max(-32, Int((v[k] / step).rounded())))
+                    let u = UInt8(q + 32), half = k / 128, g = (k % 128) / 32, l = k % 32
+                    let ql = o + 64 * half + (g & 1) * 32 + l
+                    out[ql] |= g < 2 ? u & 15 : (u & 15) << 4
+                    out[o + 128 + 32 * half + l] |= (u >> 4) << (2 * g)
+                }
+            }
+            out[o + 208] = UInt8(dBits & 0xFF)
+            out[o + 209] = UInt8(dBits >> 8)
         }
         return out
     }

@@ -33,8 +33,8 @@ struct EngineKQuantBatchTests {
         }
     }
 
-    @Test("Q4_K and Q5_K matrices repacked at load give the logits of the file's layout, bit for bit on every path",
-          arguments: ["tiny-llama-spm-q4_k_m", "tiny-llama-spm-q5_k_m"], KernelPath.available)
+    @Test("Q4_K, Q5_K and Q6_K matrices repacked at load give the logits of the file's layout, bit for bit on every path",
+          arguments: models, KernelPath.available)
     func repackedEqualsFileLayout(name: String, path: KernelPath) throws {
         let root = try #require(TestData.root)
         let file = root + "/models/\(name).gguf"

@@ -53,8 +53,8 @@ struct EngineWeightTypeTests {
         }
     }
 
-    @Test("a Q4_0, Q5_0, Q4_1, Q5_1 or Q8_0 model repacked at load gives the logits of the file's layout, bit for bit on every path, its output matrix tied to the token embedding or not",
-          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1, .q8_0], KernelPath.available)
+    @Test("a Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 or Q6_K model repacked at load gives the logits of the file's layout, bit for bit on every path, its output matrix tied to the token embedding or not",
+          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1, .q8_0, .q6_K], KernelPath.available)
     func repacked32(type: GGMLType, path kernels: KernelPath) throws {
         for tied in [false, true] { try repacked32(type: type, tied: tied, path: kernels) }
     }
@@ -64,11 +64,13 @@ struct EngineWeightTypeTests {
         defer { dir.remove() }
         var spec = TinyModelSpec()
         spec.architecture = .llama
-        spec.embeddingLength = 64
+        // rows of 5 blocks (the 32-element dots' 4 chains and a tail); Q6_K: 256 and 512 columns (super-blocks of 256)
+        let k = type.blockSize == 256
+        spec.embeddingLength = k ? 256 : 64
         spec.headCount = 4
         spec.headCountKV = 2
-        spec.headDim = 16
-        spec.feedForwardLength = 160   // 5 blocks a row: the dot's 4 chains and a tail
+        spec.headDim = k ? 64 : 16
+        spec.feedForwardLength = k ? 512 : 160
         spec.vocabSize = 264
         spec.weightStd = 0.3
         spec.seed = 5

@@ -1,7 +1,7 @@
 import CKernels
 import Testing
 
-/// Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
+/// Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
 /// and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the AVX2
 /// decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
 @Suite("Repacked rows")
@@ -41,12 +41,13 @@ struct RepackedRowsTests {
         return out
     }
 
-    static let types = [KType.q4_K, .q5_K, .q4_0, .q5_0, .q4_1, .q5_1, .q8_0]
+    static let types = [KType.q4_K, .q5_K, .q6_K, .q4_0, .q5_0, .q4_1, .q5_1, .q8_0]
     /// Bytes of one (super-)block of a group of 8 repacked rows of t, as ckernels.h states them.
     static func groupBytes(_ t: KType) -> Int {
         switch t.id {
         case Int32(RA_Q4_K): Int(RA_Q4_K_X8_GROUP_BYTES)
         case Int32(RA_Q5_K): Int(RA_Q5_K_X8_GROUP_BYTES)
+        case Int32(RA_Q6_K): Int(RA_Q6_K_X8_GROUP_BYTES)
         case Int32(RA_Q4_0): Int(RA_Q4_0_X8_GROUP_BYTES)
         case Int32(RA_Q5_0): Int(RA_Q5_0_X8_GROUP_BYTES)
         case Int32(RA_Q4_1): Int(RA_Q4_1_X8_GROUP_BYTES)
@@ -70,7 +71,12 @@ struct RepackedRowsTests {
                 var row = Kernels.randomWeights(t, n, &rng, extreme: data == "extreme") {
                     scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1)
                 }
-                if data == "saturating" {   // every quant at its top (15, 31; Q8_0's -128), every scale and min 63: int16 sums at their limits
+                if data == "saturating" && t.id == Int32(RA_Q6_K) {   // quants 63 (ql, qh all ones), scales -128; d kept
+                    for b in 0..<(n / t.blockSize) {
+                        for k in 0..<192 { row[b * t.blockBytes + k] = 0xFF }
+                        for k in 192..<208 { row[b * t.blockBytes + k] = 0x80 }
+                    }
+                } else if data == "saturating" {   // every quant at its top (15, 31; Q8_0's -128), every scale and min 63: int16 sums at their limits
                     let signed = [Int32(RA_Q4_0), Int32(RA_Q5_0), Int32(RA_Q8_0)].contains(t.id)
                     let halves = signed ? 2 : 4   // (d; d and m or dmin)
                     let top: UInt8 = t.id == Int32(RA_Q8_0) ? 0x80 : 0xFF
@@ -141,8 +147,8 @@ struct RepackedRowsTests {
     func refusedShapes() {
         let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]
         let cases = shapes.flatMap { s in Self.types.map { ($0, s.0, s.1) } }
-            + [(KType.q4_K, 288, 8), (.q5_K, 288, 8)]
-            + [KType.q6_K, .f16, .f32].map { ($0, 256, 8) }
+            + [(KType.q4_K, 288, 8), (.q5_K, 288, 8), (.q6_K, 288, 8)]
+            + [KType.q8_K, .f16, .f32].map { ($0, 256, 8) }
         for (t, n, rows) in cases {
             #expect(ra_x8_bytes(t.id, Int64(n), Int64(rows)) == -1, "\(t): n \(n), rows \(rows)")
             var dst = [UInt8](repeating: 0xA5, count: 64)
@@ -151,7 +157,7 @@ struct RepackedRowsTests {
             #expect(ok == 0)
             #expect(dst.allSatisfy { $0 == 0xA5 })
         }
-        for t in [KType.q6_K, .f16, .f32] { #expect(ra_x8_type(t.id) == -1) }
+        for t in [KType.q8_K, .f16, .f32] { #expect(ra_x8_type(t.id) == -1) }
         for t in Self.types {
             #expect(ra_x8_bytes(t.id, Int64(RA_X8_MAX_COLUMNS), 8) > 0)
             #expect(ra_vec_dot_type(ra_x8_type(t.id)) == ra_vec_dot_type(t.id))

@@ -18,6 +18,7 @@ static const char *type_name(int type) {
     switch (type) {
     case RA_Q4_K: return "Q4_K";
     case RA_Q5_K: return "Q5_K";
+    case RA_Q6_K: return "Q6_K";
     case RA_Q4_0: return "Q4_0";
     case RA_Q5_0: return "Q5_0";
     case RA_Q4_1: return "Q4_1";
@@ -49,8 +50,12 @@ int main(int argc, char **argv) {
     uint8_t *X = malloc((size_t)(xrow * NB));
     if (!W || !R || !xf || !o1 || !o2 || !X) { fprintf(stderr, "out of memory\n"); return 2; }
     for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)trial_rnd();
-    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales d and dmin
+    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales d and dmin (Q6_K: its d, the block's last 2 bytes)
         const uint16_t d = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f + 1e-4f), m = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f);
+        if (type == RA_Q6_K) {
+            memcpy(W + b * bb + bb - 2, &d, 2);
+            continue;
+        }
         memcpy(W + b * bb, &d, 2);
         memcpy(W + b * bb + 2, &m, 2);
     }

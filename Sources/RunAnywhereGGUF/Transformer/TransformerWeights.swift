@@ -64,7 +64,7 @@ struct TransformerWeights: @unchecked Sendable {
     /// The pages holding the repacked matrices (nil when none were repacked); freed with the weights.
     private(set) var repacked: PageBlock?
 
-    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0
+    /// Looks every tensor up and checks its shape and type; with `repack`, Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0
     /// matrices are repacked for decode where the CPU's kernel path multiplies them faster that way
     /// (``repackRows(file:pieceBytes:)``).
     /// - Throws: `GGUFError(.invalidFormat)` for a missing tensor or a wrong shape, `.unsupported` for a tensor
@@ -122,14 +122,14 @@ struct TransformerWeights: @unchecked Sendable {
     /// The file's bytes of a matrix that ``repackRows(file:pieceBytes:)`` copies at a time.
     static let repackPieceBytes = 4 << 20
 
-    /// Repacks every Q4_K, Q5_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers and the output matrix into
-    /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.6–2.2× as fast as the one-row
+    /// Repacks every Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers and the output matrix into
+    /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.4–2.2× as fast as the one-row
     /// kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
-    /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 34"). The results are the same bits.
+    /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 36"). The results are the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
     /// then dropped from this process's mapping, so the resident size grows by the 0–2.8% the repacked layouts add,
     /// not by a second copy. An output matrix tied to the token embedding is repacked too (often Q8_0: a third of
-    /// SmolLM2's bytes a token, 70% of Gemma 3 270M's), and the embedding's rows are then looked up in the copy, converted
+    /// SmolLM2's bytes a token, 70% of Gemma 3 270M's; Q6_K in Qwen3's Q4_K_M files, a third of theirs), and the embedding's rows are then looked up in the copy, converted
     /// back one row at a time; an untied token embedding stays in the file.
     private mutating func repackRows(file: GGUFFile, pieceBytes: Int) throws {
         struct Slot { let layer: Int; let which: Int; let matrix: WeightMatrix; let slot: Int }

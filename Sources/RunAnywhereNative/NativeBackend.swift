@@ -53,6 +53,11 @@ public struct NativeBackend: InferenceBackend {
     private func prepareGGUF(_ model: ModelInfo, contextLength: Int?) throws -> NativePreparedLoad {
         let path = try primaryFile(model)
         let (file, d) = try GGUFInspector.describe(path, modelId: model.id)
+        if !d.uncomputableTensorTypes.isEmpty {
+            // Before anything is allocated: the routing passes the model to the next backend that can serve it.
+            let types = d.uncomputableTensorTypes.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value) tensor\($0.value == 1 ? "" : "s"))" }
+            throw RunAnywhereError(.backendUnavailable, "The native engine cannot run this model (\(path.lastPathComponent)): it has \(types.joined(separator: ", ")), which the engine cannot compute with (it computes \(GGMLType.allCases.filter(\.isComputable).map(\.name).joined(separator: ", "))).", modelId: model.id)
+        }
         let context = contextLength ?? GGUFInspector.defaultContextLength(d)
         let e = GGUFInspector.estimate(d, contextLength: context)
         let projector = try openProjector(model, embeddingLength: d.embeddingLength, contextLength: context)

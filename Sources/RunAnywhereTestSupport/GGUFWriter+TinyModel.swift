@@ -255,6 +255,20 @@ extension GGUFWriter {
         return out
     }
 
+    /// `blocks` Q3_K blocks (110 bytes: hmask[32], qs[64], 12 bytes of scales, F16 d) of random bits with d = 2^-10:
+    /// valid blocks of a type the native engine cannot compute with and llama.cpp can (routing tests).
+    public static func randomQ3K(blocks: Int, seed: UInt64) -> [UInt8] {
+        var rng = SeededGenerator(seed: seed)
+        var out = [UInt8](repeating: 0, count: blocks * 110)
+        for b in 0..<blocks {
+            for k in 0..<108 { out[b * 110 + k] = UInt8(truncatingIfNeeded: rng.next() >> 32) }
+            let d = halfBits(1.0 / 1024)
+            out[b * 110 + 108] = UInt8(d & 0xFF)
+            out[b * 110 + 109] = UInt8(d >> 8)
+        }
+        return out
+    }
+
     /// `values` after a round trip through `type` (quantize, then dequantize with the engine's kernels).
     public static func roundTrip(_ values: [Float], through type: GGMLType) -> [Float] {
         let bytes = encode(values, as: type)

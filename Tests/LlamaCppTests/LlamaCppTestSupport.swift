@@ -57,17 +57,34 @@ struct LlamaCppEnvironment {
 /// A copy of a GGUF file whose architecture is renamed (every `<old>.` key prefix too): the same weights under an
 /// architecture name the native engine refuses and llama.cpp knows (`mistral3` builds llama's graph).
 func renamingArchitecture(of path: String, to newName: String) throws -> Data {
+    let old = try #require(try GGUFFile(path: path).string("general.architecture"))
+    return try copyingGGUF(path) { key, value in
+        (key.hasPrefix(old + ".") ? newName + key.dropFirst(old.count) : key, key == "general.architecture" ? .string(newName) : value)
+    }
+}
+
+/// A copy of a GGUF file whose tensor `name` (2-D, rows of 256 columns) is replaced by random Q3_K blocks of the same
+/// shape: a type the native engine cannot compute with and llama.cpp can.
+func replacingTensorWithQ3K(of path: String, named name: String) throws -> Data {
+    try copyingGGUF(path, tensor: { t, bytes in
+        guard t.name == name else { return (t.type, bytes) }
+        return (.q3_K, GGUFWriter.randomQ3K(blocks: t.shape[0] / 256 * t.shape[1], seed: 7))
+    })
+}
+
+/// A copy of a GGUF file with its metadata entries and its tensors passed through `metadata` and `tensor`.
+func copyingGGUF(_ path: String, metadata: (String, GGUFValue) -> (String, GGUFValue) = { ($0, $1) },
+                 tensor: (GGUFTensorInfo, [UInt8]) -> (GGMLType, [UInt8]) = { ($0.type, $1) }) throws -> Data {
     let file = try GGUFFile(path: path)
-    let old = try #require(file.string("general.architecture"))
     var writer = GGUFWriter()
     writer.version = file.version
     for key in file.metadataKeys {
-        let value = try #require(file.metadata[key])
-        let renamed = key.hasPrefix(old + ".") ? newName + key.dropFirst(old.count) : key
-        writer.set(renamed, key == "general.architecture" ? .string(newName) : value)
+        let (k, v) = metadata(key, try #require(file.metadata[key]))
+        writer.set(k, v)
     }
     for t in file.tensors {
-        writer.addTensor(name: t.name, shape: t.shape, type: t.type, data: Array(file.bytes(of: t)))
+        let (type, data) = tensor(t, Array(file.bytes(of: t)))
+        writer.addTensor(name: t.name, shape: t.shape, type: type, data: data)
     }
     return writer.data()
 }

@@ -7,15 +7,21 @@ extension ResidencyManager {
     struct Choice {
         let backend: any InferenceBackend
         var notes: [String]
+        /// Whether a `required` preference named this backend (then nothing may replace it).
+        var required = false
     }
 
     /// Picks the backend for a load, with notes saying which could not serve it and why.
+    /// - Parameter refused: backends that already refused this model when they opened its files (``InferenceBackend/prepare(_:contextLength:)``
+    ///   threw `.backendUnavailable`: a tensor type the engine cannot compute, say), with their reasons; they count as
+    ///   unable to serve it.
     /// - Throws: `.backendUnavailable` when a required backend cannot serve the model, or none can.
-    nonisolated func chooseBackend(_ model: ModelInfo, _ options: LoadOptions) throws -> Choice {
+    nonisolated func chooseBackend(_ model: ModelInfo, _ options: LoadOptions, refused: [BackendID: String] = [:]) throws -> Choice {
         var notes: [String] = []
         let serverOnly = model.source == .remote
         func why(_ backend: any InferenceBackend) -> String? {
             if serverOnly, backend.runsOnDevice { return "'\(model.id)' exists only on a remote server" }
+            if let reason = refused[backend.id] { return reason }
             return backend.cannotServe(model)
         }
         // Backends in the order asked for.
@@ -34,7 +40,7 @@ extension ResidencyManager {
                 continue
             }
             if !backend.runsOnDevice { notes.append("sent to \(backend.id.rawValue) as asked (BackendPreference)") }
-            return Choice(backend: backend, notes: notes)
+            return Choice(backend: backend, notes: notes, required: pref.required)
         }
         // Then the on-device backends in order; remote ones only for a model that exists only there.
         var reasons: [String] = []

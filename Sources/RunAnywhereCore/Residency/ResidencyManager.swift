@@ -88,13 +88,24 @@ actor ResidencyManager {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength must be at least 16 tokens (got \(c)).", modelId: model.id)
         }
 
-        let choice = try chooseBackend(model, options)
+        // A backend may find only when it opens the files that it cannot run them (a tensor type its kernels lack):
+        // unless a required preference named it, the next backend that can serve the model gets it, and the note says why.
+        var refused: [BackendID: String] = [:]
+        var choice: Choice, prepared: any PreparedLoad
+        while true {
+            choice = try chooseBackend(model, options, refused: refused)
+            if choice.backend.runsOnDevice, !model.isDownloaded || model.primaryFilePath == nil {
+                throw RunAnywhereError(.modelNotDownloaded, "Model '\(model.id)' is not on disk. Download it first with models.download(id:) or `runanywhere models pull \(model.id)`.", modelId: model.id)
+            }
+            do {
+                prepared = try choice.backend.prepare(model, contextLength: options.contextLength)
+                break
+            } catch let error as RunAnywhereError where error.code == .backendUnavailable && !choice.required && refused[choice.backend.id] == nil {
+                refused[choice.backend.id] = error.message.hasSuffix(".") ? String(error.message.dropLast()) : error.message
+            }
+        }
         notes += choice.notes
         let backend = choice.backend
-        if backend.runsOnDevice, !model.isDownloaded || model.primaryFilePath == nil {
-            throw RunAnywhereError(.modelNotDownloaded, "Model '\(model.id)' is not on disk. Download it first with models.download(id:) or `runanywhere models pull \(model.id)`.", modelId: model.id)
-        }
-        let prepared = try backend.prepare(model, contextLength: options.contextLength)
         let estimate = prepared.estimate
         if let c = options.contextLength, let maxC = estimate.maximumContextLength, c > maxC {
             throw RunAnywhereError(.invalidConfiguration, "LoadOptions.contextLength \(c) exceeds the maximum of '\(model.id)' (\(maxC) tokens).", modelId: model.id)

@@ -1,3 +1,5 @@
+import CKernels
+
 /// A ggml tensor element type, numbered as in GGUF files.
 ///
 /// Quantized types store elements in blocks: `blockSize` elements take `typeSize` bytes.
@@ -77,6 +79,10 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, Codable {
 
     /// Bytes per block.
     public var typeSize: Int { layout.bytes }
+
+    /// Whether the native engine's kernels compute with tensors of this type (the float types, Q4_0, Q4_1, Q5_0, Q5_1,
+    /// Q8_0, the K types Q4_K to Q8_K); a model with a tensor of another type is refused at load.
+    public var isComputable: Bool { ra_type_supported(Int32(bitPattern: rawValue)) != 0 }
 
     /// Whether the type is block-quantized (not a plain float or integer type).
     public var isQuantized: Bool {

@@ -79,6 +79,9 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
     public var tensorBytes: Int
     /// How many tensors have each ggml type, keyed by type name (`"Q4_K"`, `"F32"`, ...).
     public var tensorTypeCounts: [String: Int]
+    /// How many tensors have each type the engine cannot compute with (``GGMLType/isComputable``), keyed by type name
+    /// (`"Q3_K"`, `"IQ4_XS"`, ...); empty for a file whose every tensor it can use.
+    public var uncomputableTensorTypes: [String: Int]
 
     /// Reads the description of a GGUF model.
     ///
@@ -151,18 +154,20 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
             vocabSize = 0
         }
 
-        var counts: [String: Int] = [:]
+        var counts: [String: Int] = [:], uncomputable: [String: Int] = [:]
         var matrixTypes: [GGMLType: Int] = [:]
         var parameters = 0
         var bytes = 0
         for t in file.tensors {
             counts[t.type.name, default: 0] += 1
+            if !t.type.isComputable { uncomputable[t.type.name, default: 0] += 1 }
             if t.shape.count >= 2 { matrixTypes[t.type, default: 0] += 1 }
             // Each tensor lies within the file, so these sums cannot overflow.
             parameters += t.elementCount
             bytes += t.byteCount
         }
         tensorTypeCounts = counts
+        uncomputableTensorTypes = uncomputable
         parameterCount = parameters
         tensorBytes = bytes
 

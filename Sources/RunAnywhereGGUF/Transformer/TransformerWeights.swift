@@ -207,8 +207,7 @@ struct TensorLoader {
     }
 
     func checkType(_ t: GGUFTensorInfo) throws {
-        let type = Int32(bitPattern: t.type.rawValue)
-        guard ra_type_supported(type) != 0 else {
+        guard t.type.isComputable else {
             throw GGUFError(.unsupported, "tensor \(t.name) has type \(t.type.name), which the native engine cannot compute with")
         }
     }

@@ -1,0 +1,58 @@
+import Foundation
+import Testing
+import RunAnywhere
+import RunAnywhereGGUF
+import RunAnywhereTestSupport
+
+/// A GGUF with a tensor type the native engine's kernels lack (Q3_K, common in downloaded Q3_K_M files) is refused
+/// when the engine opens it, before anything is allocated, and the routing hands it to the next backend that can
+/// serve it (llama.cpp where installed: `LlamaCppBackendTests`); with none, the error names the type and every backend's
+/// reason.
+@Suite("Tensor types the native engine cannot compute")
+struct UncomputableTypeTests {
+    @Test("a Q3_K tensor: pinned native fails naming the type; unpinned, llama.cpp serves it or the error gives every backend's reason")
+    func q3KRefused() async throws {
+        let env = try ImportEnvironment()
+        defer { env.dir.remove() }
+        var spec = TinyModelSpec()
+        spec.embeddingLength = 256
+        spec.headCount = 4
+        spec.headCountKV = 2
+        spec.headDim = 64
+        spec.feedForwardLength = 256
+        spec.blockCount = 1
+        var writer = GGUFWriter.tinyModel(spec)
+        let up = try #require(writer.tensors.firstIndex { $0.name == "blk.0.ffn_up.weight" })
+        writer.tensors[up].typeID = GGMLType.q3_K.rawValue
+        writer.tensors[up].data = GGUFWriter.randomQ3K(blocks: 256, seed: 3)
+        let file = env.dir.url.appendingPathComponent("tiny-q3k.gguf")
+        try writer.write(to: file.path)
+        let id = try await env.sdk.models.importLocal(file: file, id: "tiny-q3k").model.id
+
+        // Pinned to the native engine: its own reason.
+        do {
+            _ = try await env.sdk.models.load(id: id, options: LoadOptions(backendPreferences: [BackendPreference(backend: .native, required: true)]))
+            Issue.record("the native engine loaded a model with a Q3_K tensor")
+        } catch let error as RunAnywhereError {
+            #expect(error.code == .backendUnavailable, "\(error)")
+            #expect(error.message.contains("Q3_K (1 tensor)") && error.message.contains("cannot compute"), "\(error.message)")
+        }
+        #expect(await env.sdk.models.state().loaded.isEmpty)
+        // No preference: the next backend that can serve it (llama.cpp where this process finds it installed), or an
+        // error with every backend's reason.
+        do {
+            let loaded = try await env.sdk.models.load(id: id)
+            #expect(loaded.backend == .llamaCpp, "\(loaded.backend)")
+            #expect(loaded.backendNote?.contains("Q3_K (1 tensor)") == true, "\(loaded.backendNote ?? "no note")")
+            try await env.sdk.models.unloadAll()
+        } catch let error as RunAnywhereError {
+            #expect(error.code == .backendUnavailable, "\(error)")
+            #expect(error.message.contains("No backend can serve 'tiny-q3k'") && error.message.contains("native: ")
+                    && error.message.contains("Q3_K (1 tensor)"), "\(error.message)")
+            #expect(await env.sdk.models.state().loaded.isEmpty)
+        }
+        // Every tensor type of the description is either computable or listed.
+        let d = try GGUFModelDescription(file: GGUFFile(path: file.path))
+        #expect(d.uncomputableTensorTypes == ["Q3_K": 1])
+    }
+}

@@ -10,7 +10,7 @@
 // of which become one vector's, and their nibbles need no per-row shuffles. Q8_0's one-row kernel computes fast enough,
 // but reads 4 KiB ahead of each row: a group is one sequential stream the hardware prefetcher follows better on its own
 // (from memory 1.2x; engine-notes "Stop 34"). Q6_K (a Q4_K_M file's output matrix and half its ffn_down and attn_v,
-// 44% of Qwen3-0.6B Q4_K_M's bytes a token) spends as many instructions unpacking 6-bit quants in either layout, but a
+// 45% of Qwen3-0.6B Q4_K_M's bytes a token) spends as many instructions unpacking 6-bit quants in either layout, but a
 // row's dot also picks each sub-block's scale per 32 quants and reduces its sums per super-block: 8 rows in the lanes
 // computed 1.42x as fast in L2 (engine-notes "Stop 36").
 //

@@ -273,7 +273,7 @@ struct RegistryTests {
         for trial in 0..<20 {
             let dir = root.appendingPathComponent("t\(trial)/sub")
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-            for i in 0..<100 { FileManager.default.createFile(atPath: dir.appendingPathComponent("f\(i)").path, contents: Data([1])) }
+            for i in 0..<100 { #expect(FileManager.default.createFile(atPath: dir.appendingPathComponent("f\(i)").path, contents: Data([1]))) }
             let flag = Flag()
             let writer = Thread {
                 var i = 0
@@ -295,7 +295,7 @@ struct RegistryTests {
         // Absent is removed; a path through a file is a real error with its own number.
         try FileSystem.removeTree(root.appendingPathComponent("absent"))
         let file = root.appendingPathComponent("plain")
-        FileManager.default.createFile(atPath: file.path, contents: Data([1]))
+        #expect(FileManager.default.createFile(atPath: file.path, contents: Data([1])))
         #expect(throws: (any Error).self) { try FileSystem.removeTree(file.appendingPathComponent("below")) }
         do {
             try FileSystem.removeTree(file.appendingPathComponent("below"))

@@ -171,6 +171,7 @@ _Static_assert(offsetof(blk_q4_k, scales) == offsetof(blk_q5_k, scales) && offse
 // of its qh[32h ..] (Q6X8_QUANTS(h, e)); then the scales sc[16][8] ([sub-block j][row r], int8, Q6X8_SC); then d[8]
 // (halves, Q6X8_D). The bit operations that take a file row's ql and qh vectors to its quants (q6_k_quants_v) act on each
 // byte where it is, so on these vectors they give 8 rows' quartets side by side, as the dot and the panels take them.
+// 1680 is not a multiple of 32, so every other super-block starts 16 bytes off: the kernels load unaligned.
 enum { Q6X8_SC = 1536, Q6X8_D = 1536 + 128 };
 #define Q6X8_QUANTS(h, e) (96 * (8 * (h) + (e)))
 _Static_assert(Q6X8_D + 16 == RA_Q6_K_X8_GROUP_BYTES && RA_Q6_K_X8_GROUP_BYTES == 8 * sizeof(blk_q6_k),

@@ -51,6 +51,8 @@ struct UncomputableTypeTests {
                     && error.message.contains("Q3_K (1 tensor)"), "\(error.message)")
             #expect(await env.sdk.models.state().loaded.isEmpty)
         }
+        // The types the engine multiplies: those with a block format its kernels read and a dot product.
+        #expect(Set(GGMLType.allCases.filter(\.isComputable)) == [.f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K])
         // Every tensor type of the description is either computable or listed.
         let d = try GGUFModelDescription(file: GGUFFile(path: file.path))
         #expect(d.uncomputableTensorTypes == ["Q3_K": 1])

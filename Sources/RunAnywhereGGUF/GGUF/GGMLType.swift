@@ -80,9 +80,13 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, Codable {
     /// Bytes per block.
     public var typeSize: Int { layout.bytes }
 
-    /// Whether the native engine's kernels compute with tensors of this type (the float types, Q4_0, Q4_1, Q5_0, Q5_1,
-    /// Q8_0, the K types Q4_K to Q8_K); a model with a tensor of another type is refused at load.
-    public var isComputable: Bool { ra_type_supported(Int32(bitPattern: rawValue)) != 0 }
+    /// Whether the native engine's kernels multiply weights of this type (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+    /// Q4_K, Q5_K, Q6_K: a block format its kernels read and a dot product for it); a model with a tensor of another
+    /// type is refused when the engine opens it. (Q8_1 and Q8_K are only the activations' formats.)
+    public var isComputable: Bool {
+        let type = Int32(bitPattern: rawValue)
+        return ra_type_supported(type) != 0 && ra_vec_dot_function(type) != nil
+    }
 
     /// Whether the type is block-quantized (not a plain float or integer type).
     public var isQuantized: Bool {

@@ -1,7 +1,6 @@
 // Layout checks of RunAnywhere's llama.cpp declarations, and the log sink the backend installs.
 #include "cllamacpp.h"
 
-#include <pthread.h>
 #include <string.h>
 
 // Sizes and offsets of the pinned llama.cpp version's structs on 64-bit targets, as the C header of
@@ -24,9 +23,11 @@ _Static_assert(sizeof(ra_llama_batch) == 56, "llama_batch size");
 
 enum { RA_LOG_ERROR = 4, RA_LOG_CONT = 5 };
 
-static pthread_mutex_t last_error_lock = PTHREAD_MUTEX_INITIALIZER;
-static char last_error[1024];
-static int continuing_error;
+// Per thread: llama.cpp logs a load's or a decode's errors on the thread that called it, and the backend clears, calls
+// and reads on that one thread. A process-wide buffer let one load's clear wipe another's reason when two models
+// loaded at once (an unknown architecture then read as an unreadable file, with no reason).
+static _Thread_local char last_error[1024];
+static _Thread_local int continuing_error;
 
 static void append_error(const char *text) {
     size_t used = strlen(last_error);
@@ -41,7 +42,6 @@ static void append_error(const char *text) {
 void ra_llama_log_sink(int32_t level, const char *text, void *user_data) {
     (void)user_data;
     if (text == NULL) return;
-    pthread_mutex_lock(&last_error_lock);
     if (level == RA_LOG_ERROR) {
         // Error lines since the last clear are kept, joined: the first usually says why, the last what failed.
         if (last_error[0] != 0) append_error("; ");
@@ -52,23 +52,18 @@ void ra_llama_log_sink(int32_t level, const char *text, void *user_data) {
     } else {
         continuing_error = 0;
     }
-    pthread_mutex_unlock(&last_error_lock);
 }
 
 size_t ra_llama_last_error(char *buf, size_t size) {
     if (buf == NULL || size == 0) return 0;
-    pthread_mutex_lock(&last_error_lock);
     size_t n = strlen(last_error);
     if (n > size - 1) n = size - 1;
     memcpy(buf, last_error, n);
     buf[n] = 0;
-    pthread_mutex_unlock(&last_error_lock);
     return n;
 }
 
 void ra_llama_clear_last_error(void) {
-    pthread_mutex_lock(&last_error_lock);
     last_error[0] = 0;
     continuing_error = 0;
-    pthread_mutex_unlock(&last_error_lock);
 }

@@ -137,11 +137,13 @@ typedef void (*ra_llama_memory_clear_fn)(ra_llama_memory *memory, bool data);
 typedef bool (*ra_llama_memory_seq_rm_fn)(ra_llama_memory *memory, int32_t seq_id, int32_t p0, int32_t p1);
 
 /// A log callback that keeps llama.cpp quiet and remembers its error-level lines since the last clear (joined with
-/// "; ", at most 1 KiB, copied under a mutex). Pass it to llama_log_set.
+/// "; ", at most 1 KiB), per thread: the calling thread's clear and read see only the lines logged on it, so
+/// concurrent loads keep their own reasons. Pass it to llama_log_set.
 void ra_llama_log_sink(int32_t level, const char *text, void *user_data);
-/// Copies the error lines llama.cpp logged since the last clear (NUL-terminated, possibly empty) into buf; returns its length.
+/// Copies the error lines llama.cpp logged on this thread since its last clear (NUL-terminated, possibly empty) into
+/// buf; returns its length.
 size_t ra_llama_last_error(char *buf, size_t size);
-/// Forgets the last error line (before an operation whose failure should be explained by its own message).
+/// Forgets this thread's error lines (before an operation whose failure should be explained by its own message).
 void ra_llama_clear_last_error(void);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-// AVX2 K-quant dots and decode rows kernels (decode) and multi-row kernels (short batches): Q4_K, Q5_K and Q6_K against
+// AVX2 K-quant dots and decode rows kernels (decode) and multi-row kernels (short batches): Q4_K, Q5_K, Q6_K, Q3_K and Q2_K against
 // Q8_K activations. Their float orders are the ones the batch panels (matmul_avx2_k.c) keep.
 #include "avx2_internal.h"
 
@@ -265,11 +265,77 @@ RA_AVX2_INLINE void multi_q5_k_m(int64_t n, const void *w, const void *x, int64_
 }
 RA_MULTI_WRAPPERS(multi_q5_k)
 
-// Q6_K against up to 4 activation rows (dot_q6_k is this with one row): per super-block each row's exact int32 sum
-// (the offset 32 included), then acc = fma(sum, d · d_x, acc) in float, super-block after super-block: the order of
-// the 8-row panel kernel (ra_matmul_q6_k_avx2). The 4 rows' sums sit side by side in one vector for one fma.
-RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf) {
-    const blk_q6_k *a = w;
+// The K-quants with a scale per 16 elements: Q6_K, Q3_K and Q2_K. Their super-blocks have the same shape: per half h
+// (128 elements) four runs of 32 quants (run c: elements 128h + 32c ..), scale k for elements 16k..16k+15 (so the
+// activation block sum bsums[k] meets it), quants unsigned for vpmaddubsw (Q6_K 0..63, Q3_K 0..7, Q2_K 0..3) with the
+// offset (32, 4) taken back as offset · Σ scale · bsums, Q2_K's 4-bit mins the same way into a sum of their own.
+enum { K16_Q6, K16_Q3, K16_Q2 };
+
+RA_AVX2_INLINE size_t k16_block_bytes(const int t) {
+    return t == K16_Q6 ? sizeof(blk_q6_k) : t == K16_Q3 ? sizeof(blk_q3_k) : sizeof(blk_q2_k);
+}
+
+// The 16 scales of a super-block as int16 (Q2_K: its mins into *mins).
+RA_AVX2_INLINE __m256i k16_scales(const uint8_t *blk, const int t, __m256i *mins) {
+    if (t == K16_Q6) return _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)((const blk_q6_k *)blk)->scales));
+    if (t == K16_Q3) {
+        uint32_t u[4];
+        ra_unpack_scales_q3_k_words(((const blk_q3_k *)blk)->scales, u);
+        return _mm256_cvtepi8_epi16(_mm_sub_epi8(_mm_loadu_si128((const __m128i *)u), _mm_set1_epi8(32)));
+    }
+    const __m128i s = _mm_loadu_si128((const __m128i *)((const blk_q2_k *)blk)->scales), f = _mm_set1_epi8(15);
+    *mins = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), f));
+    return _mm256_cvtepu8_epi16(_mm_and_si128(s, f));
+}
+
+// Half h of a super-block as 4 vectors of 32 unsigned quants in element order.
+RA_AVX2_INLINE void k16_quants(const uint8_t *blk, const int t, const int h, __m256i q[4]) {
+    if (t == K16_Q6) {
+        q6_k_quants((const blk_q6_k *)blk, h, q);
+        return;
+    }
+    const uint8_t *qs = t == K16_Q3 ? ((const blk_q3_k *)blk)->qs : ((const blk_q2_k *)blk)->qs;
+    const __m256i bits = _mm256_loadu_si256((const __m256i *)(qs + 32 * h)), three = _mm256_set1_epi8(3);
+    q[0] = _mm256_and_si256(bits, three);
+    q[1] = _mm256_and_si256(_mm256_srli_epi16(bits, 2), three);
+    q[2] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), three);
+    q[3] = _mm256_and_si256(_mm256_srli_epi16(bits, 6), three);
+    if (t == K16_Q3) {
+        // bit 4h + c of hmask[l] is run c's third bit: moved to bit 2 (its byte's bits only, below the mask)
+        const __m256i hm = _mm256_loadu_si256((const __m256i *)((const blk_q3_k *)blk)->hmask), four = _mm256_set1_epi8(4);
+        if (h == 0) {
+            q[0] = _mm256_or_si256(q[0], _mm256_and_si256(_mm256_slli_epi16(hm, 2), four));
+            q[1] = _mm256_or_si256(q[1], _mm256_and_si256(_mm256_slli_epi16(hm, 1), four));
+            q[2] = _mm256_or_si256(q[2], _mm256_and_si256(hm, four));
+            q[3] = _mm256_or_si256(q[3], _mm256_and_si256(_mm256_srli_epi16(hm, 1), four));
+        } else {
+            q[0] = _mm256_or_si256(q[0], _mm256_and_si256(_mm256_srli_epi16(hm, 2), four));
+            q[1] = _mm256_or_si256(q[1], _mm256_and_si256(_mm256_srli_epi16(hm, 3), four));
+            q[2] = _mm256_or_si256(q[2], _mm256_and_si256(_mm256_srli_epi16(hm, 4), four));
+            q[3] = _mm256_or_si256(q[3], _mm256_and_si256(_mm256_srli_epi16(hm, 5), four));
+        }
+    }
+}
+
+// The offsets of a super-block against activation block sums bs: -offset · Σ scale · bsum (Q6_K 32, Q3_K 4; Q2_K
+// none), the start of its int32 sum.
+RA_AVX2_INLINE __m256i k16_offset(const __m256i sc16, const __m256i bs, const int t) {
+    if (t == K16_Q2) return _mm256_setzero_si256();
+    const __m256i corr = _mm256_madd_epi16(sc16, bs);
+    return _mm256_sub_epi32(_mm256_setzero_si256(), t == K16_Q6 ? _mm256_slli_epi32(corr, 5) : _mm256_slli_epi32(corr, 2));
+}
+
+RA_AVX2_INLINE uint16_t k16_d(const uint8_t *blk, const int t) {
+    return t == K16_Q6 ? ((const blk_q6_k *)blk)->d : t == K16_Q3 ? ((const blk_q3_k *)blk)->d : ((const blk_q2_k *)blk)->d;
+}
+
+// One of them against up to 4 activation rows (k16_dot is this with one row): per super-block each row's exact int32
+// sum (the offset included; Q2_K also M, min · activation block sum), then acc = fma(sum, d · d_x, acc) (Q2_K then
+// acc = fnmadd(M, dmin · d_x, acc)) in float, super-block after super-block: the order of the scalar dots and of the
+// 8-row Q6_K panel kernel (ra_matmul_q6_k_avx2). The 4 rows' sums sit side by side in one vector for one fma.
+RA_AVX2_INLINE void k16_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx,
+                             const int pf, const int t) {
+    const size_t bb = k16_block_bytes(t);
     const blk_q8_k *b[4];
     for (int k = 0; k < nx; k++) b[k] = (const blk_q8_k *)((const uint8_t *)x + k * xs);
     __m128 acc = _mm_setzero_ps();
@@ -277,20 +343,22 @@ RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t x
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     for (int64_t i = 0; i < n / QK_K; i++) {
-        if (pf) ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
-        __m256i si[4];
+        const uint8_t *blk = (const uint8_t *)w + i * bb;
+        if (pf) ra_prefetch_ahead(blk, bb);
+        __m256i m16 = _mm256_setzero_si256();
+        const __m256i sc16 = k16_scales(blk, t, &m16);
+        __m256i si[4], mi[4];
         float dx[4] = {0, 0, 0, 0};
-        for (int k = 0; k < 4; k++) si[k] = _mm256_setzero_si256();
+        for (int k = 0; k < 4; k++) si[k] = mi[k] = _mm256_setzero_si256();
         for (int k = 0; k < nx; k++) {
-            // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
-            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[k][i].bsums));
-            si[k] = _mm256_sub_epi32(si[k], _mm256_slli_epi32(corr, 5));
+            const __m256i bs = _mm256_loadu_si256((const __m256i *)b[k][i].bsums);
+            si[k] = k16_offset(sc16, bs, t);
+            if (t == K16_Q2) mi[k] = _mm256_madd_epi16(m16, bs);
             dx[k] = b[k][i].d;
         }
         for (int h = 0; h < 2; h++) {
             __m256i q[4];
-            q6_k_quants(a + i, h, q);
+            k16_quants(blk, t, h, q);
             for (int c = 0; c < 4; c++) {   // scales 2c' (first 16 elements) and 2c'+1 (next 16), c' = 4h + c
                 const __m256i s = _mm256_shuffle_epi8(_mm256_permutevar8x32_epi32(sc16, _mm256_set1_epi32(4 * h + c)), pick);
                 for (int k = 0; k < nx; k++) {
@@ -299,35 +367,48 @@ RA_AVX2_INLINE void q6_k_rows(int64_t n, const void *w, const void *x, int64_t x
                 }
             }
         }
-        const __m128 d = _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[a[i].d]), _mm_loadu_ps(dx));
-        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(si[0], si[1], si[2], si[3])), d, acc);
+        const __m128 vdx = _mm_loadu_ps(dx);
+        acc = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(si[0], si[1], si[2], si[3])),
+                           _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[k16_d(blk, t)]), vdx), acc);
+        if (t == K16_Q2)
+            acc = _mm_fnmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(mi[0], mi[1], mi[2], mi[3])),
+                                _mm_mul_ps(_mm_broadcast_ss(&ra_f16_table[((const blk_q2_k *)blk)->dmin]), vdx), acc);
     }
     float r[4];
     _mm_storeu_ps(r, acc);
     for (int k = 0; k < nx; k++) out[k * os] = r[k];
 }
 RA_AVX2_INLINE void multi_q6_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
-    q6_k_rows(n, w, x, xs, out, os, nx, 0);
+    k16_rows(n, w, x, xs, out, os, nx, 0, K16_Q6);
 }
 RA_MULTI_WRAPPERS(multi_q6_k)
+RA_AVX2_INLINE void multi_q3_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    k16_rows(n, w, x, xs, out, os, nx, 0, K16_Q3);
+}
+RA_MULTI_WRAPPERS(multi_q3_k)
+RA_AVX2_INLINE void multi_q2_k_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    k16_rows(n, w, x, xs, out, os, nx, 0, K16_Q2);
+}
+RA_MULTI_WRAPPERS(multi_q2_k)
 
-// One activation row (decode), in q6_k_rows' order: per super-block the int32 sum, then one scalar fma.
-RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) {
-    const blk_q6_k *a = w;
+// One activation row (decode), in k16_rows' order: per super-block the int32 sum, then one scalar fma (Q2_K two).
+RA_AVX2_INLINE float k16_dot(int64_t n, const void *w, const void *x, const int t) {
+    const size_t bb = k16_block_bytes(t);
     const blk_q8_k *b = x;
     // picks int16 lane 0 of each 128-bit half's dword into the low half, lane 1 into the high half (+ 4k: dword k)
     const __m256i pick = _mm256_setr_epi8(0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1,
                                           2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3, 2, 3);
     float acc = 0;
     for (int64_t i = 0; i < n / QK_K; i++) {
-        ra_prefetch_ahead(a + i, sizeof(blk_q6_k));
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)a[i].scales));
-        // the "- 32" of every quant: 32 * sum_k sc[k] * bsums[k]
-        const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)b[i].bsums));
-        __m256i si = _mm256_sub_epi32(_mm256_setzero_si256(), _mm256_slli_epi32(corr, 5));
+        const uint8_t *blk = (const uint8_t *)w + i * bb;
+        ra_prefetch_ahead(blk, bb);
+        __m256i m16 = _mm256_setzero_si256();
+        const __m256i sc16 = k16_scales(blk, t, &m16);
+        const __m256i bs = _mm256_loadu_si256((const __m256i *)b[i].bsums);
+        __m256i si = k16_offset(sc16, bs, t);
         for (int h = 0; h < 2; h++) {
             __m256i q[4];
-            q6_k_quants(a + i, h, q);
+            k16_quants(blk, t, h, q);
             const int8_t *y = b[i].qs + 128 * h;
             // the half's 8 scales in both 128-bit halves, so that one vpshufb picks each pair (clang turned the
             // vpermd + vpshufb per pair into 3-4 shuffles; 1 thread from memory ~1.14x on Q6_K, engine-notes.md)
@@ -338,11 +419,18 @@ RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) {
                 si = _mm256_add_epi32(si, _mm256_madd_epi16(p, sc));
             }
         }
-        acc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[a[i].d] * b[i].d, acc);
+        acc = __builtin_fmaf((float)hsum_epi32(si), ra_f16_table[k16_d(blk, t)] * b[i].d, acc);
+        if (t == K16_Q2)
+            acc = __builtin_fmaf(-(float)hsum_epi32(_mm256_madd_epi16(m16, bs)), ra_f16_table[((const blk_q2_k *)blk)->dmin] * b[i].d, acc);
     }
     return acc;
 }
+RA_AVX2_INLINE float dot_q6_k(int64_t n, const void *w, const void *x) { return k16_dot(n, w, x, K16_Q6); }
+RA_AVX2_INLINE float dot_q3_k(int64_t n, const void *w, const void *x) { return k16_dot(n, w, x, K16_Q3); }
+RA_AVX2_INLINE float dot_q2_k(int64_t n, const void *w, const void *x) { return k16_dot(n, w, x, K16_Q2); }
 RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return dot_q6_k(n, w, x); }
+RA_AVX2 float ra_avx2_dot_q3_k(int64_t n, const void *w, const void *x) { return dot_q3_k(n, w, x); }
+RA_AVX2 float ra_avx2_dot_q2_k(int64_t n, const void *w, const void *x) { return dot_q2_k(n, w, x); }
 
 // Decode rows (one activation row against a run of weight rows): the dots above row after row, bit for bit, each
 // row also prefetching one line RA_PREFETCH_FAR ahead as the 32-element rows kernels do. The dots' own prefetches
@@ -362,5 +450,7 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return
 RA_K_ROWS(ra_avx2_rows_q4_k, dot_q4_k)
 RA_K_ROWS(ra_avx2_rows_q5_k, dot_q5_k)
 RA_K_ROWS(ra_avx2_rows_q6_k, dot_q6_k)
+RA_K_ROWS(ra_avx2_rows_q3_k, dot_q3_k)
+RA_K_ROWS(ra_avx2_rows_q2_k, dot_q2_k)
 
 #endif

@@ -1,7 +1,7 @@
-// NEON kernels of the K-quants (Q4_K, Q5_K, Q6_K × Q8_K activations) for aarch64: dots and multi-row kernels,
+// NEON kernels of the K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K × Q8_K activations) for aarch64: dots and multi-row kernels,
 // plain ARMv8 and ARMv8.2 SDOT, made by RA_NEON_KERNELS (neon_internal.h) and entered into the tables of
 // dot_neon.c. Per super-block the integer sums are exact and the float step is dot_scalar.c's expression, so a
-// row gives what the scalar kernel gives up to that expression's rounding (Q4_K, Q6_K) or bit for bit (Q5_K).
+// row gives what the scalar kernel gives up to that expression's rounding (Q4_K, Q6_K) or bit for bit (Q2_K, Q3_K, Q5_K).
 #include "neon_internal.h"
 
 #if defined(__aarch64__)
@@ -87,6 +87,16 @@ RA_INLINE void rows_q5_k(int64_t n, const void *w, const void *x, int64_t xs, co
     k4_rows(n, w, x, xs, nx, out, os, f, 1);
 }
 
+// Σ_k w[k] · bsums[k] over a super-block's 16 sub-blocks of 16 (w: int16 weights 0..7 in w0, 8..15 in w1, scales or
+// mins) as 4 int32 partial sums: what the offsets and mins of Q6_K, Q3_K and Q2_K take off through the activation sums.
+RA_INLINE int32x4_t k16_bsum_dot(int16x8_t w0, int16x8_t w1, const blk_q8_k *b) {
+    const int16x8_t bs0 = vld1q_s16(b->bsums), bs1 = vld1q_s16(b->bsums + 8);
+    int32x4_t m = vmull_s16(vget_low_s16(bs0), vget_low_s16(w0));
+    m = vmlal_high_s16(m, bs0, w0);
+    m = vmlal_s16(m, vget_low_s16(bs1), vget_low_s16(w1));
+    return vmlal_high_s16(m, bs1, w1);
+}
+
 // Q6_K × Q8_K. A super-block of 256 six-bit quants is two halves of 128; in half h, for l in 0..31,
 // ql[64h + l] holds elements l (low nibble) and l + 64 (high nibble), ql[64h + 32 + l] elements l + 32
 // and l + 96, and the 4 two-bit pairs of qh[32h + l] (bits 0-1, 2-3, 4-5, 6-7) are the fifth and sixth
@@ -125,26 +135,94 @@ RA_INLINE void rows_q6_k(int64_t n, const void *w, const void *x, int64_t xs, co
         const float dw = ra_f16_table[a->d];
         for (int k = 0; k < nx; k++) {
             const blk_q8_k *b = RA_Q8K(x, xs, k, i);
-            const int16x8_t bs0 = vld1q_s16(b->bsums), bs1 = vld1q_s16(b->bsums + 8);
-            int32x4_t m = vmull_s16(vget_low_s16(bs0), vget_low_s16(sc0));
-            m = vmlal_high_s16(m, bs0, sc0);
-            m = vmlal_s16(m, vget_low_s16(bs1), vget_low_s16(sc1));
-            m = vmlal_high_s16(m, bs1, sc1);
-            const int sumi = vaddvq_s32(vmlsq_n_s32(acc[k], m, 32));
+            const int sumi = vaddvq_s32(vmlsq_n_s32(acc[k], k16_bsum_dot(sc0, sc1, b), 32));
             s[k] += b->d * dw * (float)sumi;
         }
     }
     for (int k = 0; k < nx; k++) out[k * os] = s[k];
 }
 
+// Q3_K (three = 1) and Q2_K × Q8_K. In half h (128 elements), bits 2c, 2c + 1 of qs[32h + l] are the two low bits
+// of element 128h + 32c + l; Q3_K's third bit is bit 4h + c of hmask[l]. Scale k weights elements 16k..16k+15. The
+// unsigned quants (Q3_K 0..7, Q2_K 0..3) are dotted 16 at a time; Q3_K's offset 4 comes off as 4 · Σ_k sc[k] ·
+// bsums[k], Q2_K's mins meet the activation sums the same way: exact int32 sums, then dot_scalar.c's fmas, so a row
+// gives the scalar kernel's bits.
+RA_INLINE void k16_low_rows(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os,
+                            idot16_fn idot16, const int three) {
+    const uint8x16_t m3 = vdupq_n_u8(3), four = vdupq_n_u8(4);
+    float s[4] = { 0, 0, 0, 0 };
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const uint8_t *qs, *hm = NULL;
+        const uint16_t *dh, *mh = NULL;
+        int8_t sc[16], mn[16];
+        if (three) {
+            const blk_q3_k *a = (const blk_q3_k *)w + i;
+            ra_prefetch_ahead(a, sizeof *a);
+            qs = a->qs; hm = a->hmask; dh = &a->d;
+            ra_unpack_scales_q3_k(a->scales, sc);
+        } else {
+            const blk_q2_k *a = (const blk_q2_k *)w + i;
+            ra_prefetch_ahead(a, sizeof *a);
+            qs = a->qs; dh = &a->d; mh = &a->dmin;
+            const uint8x16_t b = vld1q_u8(a->scales);
+            vst1q_s8(sc, vreinterpretq_s8_u8(vandq_u8(b, vdupq_n_u8(15))));
+            vst1q_s8(mn, vreinterpretq_s8_u8(vshrq_n_u8(b, 4)));
+        }
+        int32x4_t acc[4];
+        for (int k = 0; k < nx; k++) acc[k] = vdupq_n_s32(0);
+        for (int h = 0; h < 2; h++)
+            for (int v = 0; v < 2; v++) {   // l in [16v, 16v + 16): elements 128h + 32c + 16v + l', scale 8h + 2c + v
+                uint8x16_t bits = vld1q_u8(qs + 32 * h + 16 * v), hb = vdupq_n_u8(0);
+                if (three) hb = h ? vshrq_n_u8(vld1q_u8(hm + 16 * v), 4) : vld1q_u8(hm + 16 * v);
+                for (int c = 0; c < 4; c++) {
+                    uint8x16_t q = vandq_u8(bits, m3);
+                    if (three) q = vorrq_u8(q, vandq_u8(vshlq_n_u8(hb, 2), four));
+                    bits = vshrq_n_u8(bits, 2);
+                    hb = vshrq_n_u8(hb, 1);
+                    const int8x16_t qv = vreinterpretq_s8_u8(q);
+                    for (int k = 0; k < nx; k++) {
+                        const int8_t *y = RA_Q8K(x, xs, k, i)->qs + 128 * h + 32 * c + 16 * v;
+                        acc[k] = vmlaq_n_s32(acc[k], idot16(qv, vld1q_s8(y)), sc[8 * h + 2 * c + v]);
+                    }
+                }
+            }
+        const float dw = ra_neon_h2f(dh), dmin = three ? 0 : ra_neon_h2f(mh);
+        const int8x16_t wv = vld1q_s8(three ? sc : mn);   // Q3_K: the scales meet the offset; Q2_K: the mins
+        const int16x8_t w0 = vmovl_s8(vget_low_s8(wv)), w1 = vmovl_high_s8(wv);
+        for (int k = 0; k < nx; k++) {
+            const blk_q8_k *b = RA_Q8K(x, xs, k, i);
+            const int32x4_t m = k16_bsum_dot(w0, w1, b);
+            if (three) {
+                s[k] = __builtin_fmaf((float)vaddvq_s32(vmlsq_n_s32(acc[k], m, 4)), dw * b->d, s[k]);
+            } else {
+                s[k] = __builtin_fmaf((float)vaddvq_s32(acc[k]), dw * b->d, s[k]);
+                s[k] = __builtin_fmaf(-(float)vaddvq_s32(m), dmin * b->d, s[k]);
+            }
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = s[k];
+}
+
+RA_INLINE void rows_q3_k(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, idot16_fn f) {
+    k16_low_rows(n, w, x, xs, nx, out, os, f, 1);
+}
+
+RA_INLINE void rows_q2_k(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, idot16_fn f) {
+    k16_low_rows(n, w, x, xs, nx, out, os, f, 0);
+}
+
 RA_NEON_KERNELS(, ra_neon_q4_k, rows_q4_k, idot32_mull)
 RA_NEON_KERNELS(, ra_neon_q5_k, rows_q5_k, idot32_mull)
 RA_NEON_KERNELS(, ra_neon_q6_k, rows_q6_k, idot16_mull)
+RA_NEON_KERNELS(, ra_neon_q3_k, rows_q3_k, idot16_mull)
+RA_NEON_KERNELS(, ra_neon_q2_k, rows_q2_k, idot16_mull)
 
 #if RA_NEON_SDOT
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q4_k, rows_q4_k, idot32_sdot)
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q5_k, rows_q5_k, idot32_sdot)
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q6_k, rows_q6_k, idot16_sdot)
+RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q3_k, rows_q3_k, idot16_sdot)
+RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q2_k, rows_q2_k, idot16_sdot)
 #endif
 
 #endif

@@ -209,10 +209,51 @@ static float dot_q6_k(int64_t n, const void *w, const void *x) {
     return s;
 }
 
+// Q2_K and Q3_K: per super-block the exact int32 sum I of scale · quant · activation (Q2_K: also M, min · activation
+// block sum), then acc = fma(I, d · d_x, acc) (and acc = fma(-M, dmin · d_x, acc)): the float order of every path.
+static float dot_q2_k(int64_t n, const void *w, const void *x) {
+    const blk_q2_k *a = w;
+    const blk_q8_k *b = x;
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q2_k));
+        int8_t q[256];
+        for (int e = 0; e < QK_K; e++) q[e] = (int8_t)((a[i].qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
+        int sumi = 0, summ = 0;
+        for (int k = 0; k < 16; k++) {
+            sumi += (a[i].scales[k] & 15) * idot(q + 16 * k, b[i].qs + 16 * k, 16);
+            summ += (a[i].scales[k] >> 4) * b[i].bsums[k];
+        }
+        acc = fmaf((float)sumi, ra_f16_table[a[i].d] * b[i].d, acc);
+        acc = fmaf(-(float)summ, ra_f16_table[a[i].dmin] * b[i].d, acc);
+    }
+    return acc;
+}
+
+static float dot_q3_k(int64_t n, const void *w, const void *x) {
+    const blk_q3_k *a = w;
+    const blk_q8_k *b = x;
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_q3_k));
+        int8_t q[256], sc[16];
+        for (int e = 0; e < QK_K; e++) {
+            const int h = e / 128, c = (e % 128) / 32, l = e % 32;
+            q[e] = (int8_t)(((a[i].qs[32 * h + l] >> (2 * c)) & 3) - (((a[i].hmask[l] >> (4 * h + c)) & 1) ? 0 : 4));
+        }
+        ra_unpack_scales_q3_k(a[i].scales, sc);
+        int sumi = 0;
+        for (int k = 0; k < 16; k++) sumi += sc[k] * idot(q + 16 * k, b[i].qs + 16 * k, 16);
+        acc = fmaf((float)sumi, ra_f16_table[a[i].d] * b[i].d, acc);
+    }
+    return acc;
+}
+
 const ra_dot_table ra_dots_scalar = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
         [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
+        [RA_DI_Q2_K] = dot_q2_k, [RA_DI_Q3_K] = dot_q3_k,
     },
 };

@@ -19,6 +19,10 @@ typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[16]; } blk_q5_0;   // x =
 typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[16]; } blk_q5_1;
 typedef struct { uint16_t d; int8_t qs[32]; } blk_q8_0;                   // x = q * d
 typedef struct { uint16_t d, s; int8_t qs[32]; } blk_q8_1;                // s = d * sum(q)
+// Q2_K: x = d · (scale & 15) · q - dmin · (scale >> 4), q two bits, a scale byte per 16 elements.
+typedef struct { uint8_t scales[16]; uint8_t qs[64]; uint16_t d, dmin; } blk_q2_k;
+// Q3_K: x = d · (s - 32) · (q - 4 · !hbit), q two low bits, hbit in hmask, s six bits a 16 elements (12 bytes).
+typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t d; } blk_q3_k;
 typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[128]; } blk_q4_k;
 typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } blk_q5_k;
 typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; uint16_t d; } blk_q6_k;
@@ -30,6 +34,8 @@ _Static_assert(sizeof(blk_q5_0) == 22, "q5_0");
 _Static_assert(sizeof(blk_q5_1) == 24, "q5_1");
 _Static_assert(sizeof(blk_q8_0) == 34, "q8_0");
 _Static_assert(sizeof(blk_q8_1) == 36, "q8_1");
+_Static_assert(sizeof(blk_q2_k) == 84, "q2_K");
+_Static_assert(sizeof(blk_q3_k) == 110, "q3_K");
 _Static_assert(sizeof(blk_q4_k) == 144, "q4_K");
 _Static_assert(sizeof(blk_q5_k) == 176, "q5_K");
 _Static_assert(sizeof(blk_q6_k) == 210, "q6_K");
@@ -60,6 +66,29 @@ static inline void ra_unpack_scales_k4(const uint8_t *s, uint8_t sc[8], uint8_t 
         sc[j + 4] = (uint8_t)((s[j + 8] & 0x0f) | ((s[j] >> 6) << 4));
         m[j + 4] = (uint8_t)((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
     }
+}
+
+// The 16 six-bit scales of a Q3_K super-block as 16 bytes 0..63 (scale k weights elements 16k..16k+15 with offset 32):
+// the 12 bytes hold the low four bits of scales 0-7 in the low nibbles of bytes 0-7 and of 8-15 in their high nibbles,
+// the top two bits of scale k in bits 2(k/4), 2(k/4)+1 of byte 8 + k%4.
+static inline void ra_unpack_scales_q3_k_words(const uint8_t *s, uint32_t u[4]) {
+    const uint32_t m4 = 0x0f0f0f0fu, m2 = 0x03030303u;
+    uint32_t a, b, c;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + 4, 4);
+    memcpy(&c, s + 8, 4);
+    u[0] = (a & m4) | ((c & m2) << 4);                    // scales 0..3
+    u[1] = (b & m4) | (((c >> 2) & m2) << 4);             // scales 4..7
+    u[2] = ((a >> 4) & m4) | (((c >> 4) & m2) << 4);      // scales 8..11
+    u[3] = ((b >> 4) & m4) | (((c >> 6) & m2) << 4);      // scales 12..15
+}
+
+// The same scales as int8 with the offset removed: sc[k] in -32..31.
+static inline void ra_unpack_scales_q3_k(const uint8_t *s, int8_t sc[16]) {
+    uint32_t u[4];
+    ra_unpack_scales_q3_k_words(s, u);
+    const uint8_t *b = (const uint8_t *)u;
+    for (int k = 0; k < 16; k++) sc[k] = (int8_t)(b[k] - 32);
 }
 
 // float value of every half (filled by ra_kernels_init; the dot paths load scales from it so that
@@ -240,7 +269,7 @@ typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t
 
 // Index of a type in the dot tables (dense), or -1.
 enum { RA_DI_F32, RA_DI_F16, RA_DI_BF16, RA_DI_Q4_0, RA_DI_Q4_1, RA_DI_Q5_0, RA_DI_Q5_1, RA_DI_Q8_0,
-       RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_COUNT };
+       RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_Q2_K, RA_DI_Q3_K, RA_DI_COUNT };
 
 // Decode: out[r] = the dot of weight row r (rows of wrow bytes from w) with one activation row, r < rows, bit for bit
 // what the same table's dot gives. side: the activation row's scales from ra_matmul_side (converted once per product),

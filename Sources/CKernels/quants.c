@@ -25,7 +25,7 @@ void ra_kernels_init(void) {
 int ra_type_supported(int type) {
     switch (type) {
     case RA_F32: case RA_F16: case RA_BF16: case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1:
-    case RA_Q8_0: case RA_Q8_1: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K:
+    case RA_Q8_0: case RA_Q8_1: case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K:
         return 1;
     default:
         return 0;
@@ -37,7 +37,8 @@ int64_t ra_type_block_size(int type) {
     case RA_F32: case RA_F16: case RA_BF16: return 1;
     case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1: case RA_Q8_0: case RA_Q8_1:
     case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q4_1_X8: case RA_Q5_1_X8: case RA_Q8_0_X8: return 32;
-    case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K: case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8: return QK_K;
+    case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K:
+    case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8: return QK_K;
     default: return 0;
     }
 }
@@ -52,6 +53,8 @@ int64_t ra_type_block_bytes(int type) {
     case RA_Q5_1: return sizeof(blk_q5_1);
     case RA_Q8_0: return sizeof(blk_q8_0);
     case RA_Q8_1: return sizeof(blk_q8_1);
+    case RA_Q2_K: return sizeof(blk_q2_k);
+    case RA_Q3_K: return sizeof(blk_q3_k);
     case RA_Q4_K: return sizeof(blk_q4_k);
     case RA_Q5_K: return sizeof(blk_q5_k);
     case RA_Q6_K: return sizeof(blk_q6_k);
@@ -82,7 +85,8 @@ int ra_vec_dot_type(int weight_type) {
     case RA_BF16: return RA_BF16;
     case RA_Q4_0: case RA_Q5_0: case RA_Q8_0: case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q8_0_X8: return RA_Q8_0;
     case RA_Q4_1: case RA_Q5_1: case RA_Q4_1_X8: case RA_Q5_1_X8: return RA_Q8_1;
-    case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8: return RA_Q8_K;
+    case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8:
+        return RA_Q8_K;
     default: return -1;
     }
 }
@@ -429,6 +433,32 @@ static void dequant_q5_k(const blk_q5_k *b, float *y, int64_t nb) {
     }
 }
 
+// Q2_K and Q3_K: per half (128 elements) four 32-element runs; run c of half h takes bits 2c, 2c+1 of qs[32h + l]
+// (l < 32) and, Q3_K, bit 4h + c of hmask[l]; element 16k + j has scale k.
+static void dequant_q2_k(const blk_q2_k *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = ra_h2f(b[i].d), dmin = ra_h2f(b[i].dmin);
+        for (int e = 0; e < QK_K; e++, y++) {
+            const int h = e / 128, c = (e % 128) / 32, l = e % 32, sc = b[i].scales[e / 16];
+            const int q = (b[i].qs[32 * h + l] >> (2 * c)) & 3;
+            *y = d * (float)(sc & 15) * (float)q - dmin * (float)(sc >> 4);
+        }
+    }
+}
+
+static void dequant_q3_k(const blk_q3_k *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = ra_h2f(b[i].d);
+        int8_t sc[16];
+        ra_unpack_scales_q3_k(b[i].scales, sc);
+        for (int e = 0; e < QK_K; e++, y++) {
+            const int h = e / 128, c = (e % 128) / 32, l = e % 32;
+            const int q = ((b[i].qs[32 * h + l] >> (2 * c)) & 3) - (((b[i].hmask[l] >> (4 * h + c)) & 1) ? 0 : 4);
+            *y = d * (float)sc[e / 16] * (float)q;
+        }
+    }
+}
+
 static void dequant_q6_k(const blk_q6_k *b, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         const float d = ra_h2f(b[i].d);
@@ -468,6 +498,8 @@ void ra_dequantize_row(int type, const void *src, float *dst, int64_t n) {
     case RA_Q5_1: dequant_q5_1(src, dst, nb); break;
     case RA_Q8_0: dequant_q8_0(src, dst, nb); break;
     case RA_Q8_1: dequant_q8_1(src, dst, nb); break;
+    case RA_Q2_K: dequant_q2_k(src, dst, nb); break;
+    case RA_Q3_K: dequant_q3_k(src, dst, nb); break;
     case RA_Q4_K: dequant_q4_k(src, dst, nb); break;
     case RA_Q5_K: dequant_q5_k(src, dst, nb); break;
     case RA_Q6_K: dequant_q6_k(src, dst, nb); break;

@@ -98,7 +98,7 @@ extension GGUFWriter {
     /// - Precondition: `weightType` is a type ``encode(_:as:)`` writes, and every row length is a multiple of its
     ///   block; `vocabSize >= 259`.
     public static func tinyModel(_ spec: TinyModelSpec) -> GGUFWriter {
-        precondition([.f32, .f16, .q8_0, .q6_K].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
+        precondition([.f32, .f16, .q8_0, .q6_K, .q3_K, .q2_K].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
                      "tinyModel cannot write \(spec.weightType.name) matrices")
         precondition(spec.vocabSize >= 259, "vocabulary needs at least 259 tokens")
         let arch = spec.architecture.rawValue
@@ -179,9 +179,9 @@ extension GGUFWriter {
         return w
     }
 
-    /// Encodes floats as F32, F16, Q8_0 or Q6_K bytes written here (Q8_0: blocks of 32, scale = max|x| / 127 stored
-    /// as F16, values rounded half away from zero; Q6_K: ``encodeQ6K(_:)``), or in another block format through the
-    /// engine's quantizers.
+    /// Encodes floats as F32, F16, Q8_0, Q6_K, Q3_K or Q2_K bytes written here (Q8_0: blocks of 32, scale = max|x| / 127
+    /// stored as F16, values rounded half away from zero; the K-quants: ``encodeQ6K(_:)``, ``encodeQ3K(_:)``,
+    /// ``encodeQ2K(_:)``), or in another block format through the engine's quantizers.
     public static func encode(_ values: [Float], as type: GGMLType) -> [UInt8] {
         var out: [UInt8] = []
         switch type {
@@ -206,6 +206,10 @@ extension GGUFWriter {
             }
         case .q6_K:
             out = encodeQ6K(values)
+        case .q3_K:
+            out = encodeQ3K(values)
+        case .q2_K:
+            out = encodeQ2K(values)
         default:
             // Other block formats through the engine's own quantizers (BF16, Q4_0, Q4_1, Q5_0, Q5_1).
             precondition(ra_quantize_supported(Int32(type.rawValue)) != 0, "encode(_:as:) cannot write \(type.name)")
@@ -255,18 +259,86 @@ extension GGUFWriter {
         return out
     }
 
-    /// `blocks` Q3_K blocks (110 bytes: hmask[32], qs[64], 12 bytes of scales, F16 d) of random bits with d = 2^-10:
-    /// valid blocks of a type the native engine cannot compute with and llama.cpp can (routing tests).
-    public static func randomQ3K(blocks: Int, seed: UInt64) -> [UInt8] {
-        var rng = SeededGenerator(seed: seed)
-        var out = [UInt8](repeating: 0, count: blocks * 110)
-        for b in 0..<blocks {
-            for k in 0..<108 { out[b * 110 + k] = UInt8(truncatingIfNeeded: rng.next() >> 32) }
-            let d = halfBits(1.0 / 1024)
-            out[b * 110 + 108] = UInt8(d & 0xFF)
-            out[b * 110 + 109] = UInt8(d >> 8)
+    /// Q3_K blocks of 256 values in llama.cpp's layout (hmask[32], qs[64], 12 bytes of six-bit scales, F16 d), by a
+    /// plain rounding quantizer (not ggml's search): sub-block j's scale max|x| / 4, d = the largest / 31, each scale
+    /// round(s_j / d) stored plus 32, each quant round(x / (d · scale_j)) clamped to -4...3 and stored plus 4 (two low
+    /// bits in qs, the third in hmask).
+    public static func encodeQ3K(_ values: [Float]) -> [UInt8] {
+        precondition(values.count % 256 == 0, "Q3_K needs a multiple of 256 values")
+        var out = [UInt8](repeating: 0, count: values.count / 256 * 110)
+        for b in 0..<(values.count / 256) {
+            let v = Array(values[(b * 256)..<(b * 256 + 256)]), o = b * 110
+            let s = (0..<16).map { j in v[(16 * j)..<(16 * j + 16)].reduce(Float(0)) { max($0, abs($1)) } / 4 }
+            let dBits = halfBits((s.max() ?? 0) / 31), d = floatOfHalf(dBits)
+            for j in 0..<16 {
+                let sc = d == 0 ? 0 : min(31, max(-32, Int((s[j] / d).rounded())))
+                let stored = sc + 32
+                out[o + 96 + j % 8] |= UInt8(stored & 15) << (j < 8 ? 0 : 4)
+                out[o + 104 + j % 4] |= UInt8(stored >> 4) << (2 * (j / 4))
+                let step = d * Float(sc)
+                for e in (16 * j)..<(16 * j + 16) {
+                    let q = step == 0 ? 0 : min(3, max(-4, Int((v[e] / step).rounded()))) + 4
+                    let h = e / 128, c = (e % 128) / 32, l = e % 32
+                    out[o + 32 + 32 * h + l] |= UInt8(q & 3) << (2 * c)
+                    out[o + l] |= UInt8(q >> 2) << (4 * h + c)
+                }
+            }
+            out[o + 108] = UInt8(dBits & 0xFF)
+            out[o + 109] = UInt8(dBits >> 8)
         }
         return out
+    }
+
+    /// Q2_K blocks of 256 values in llama.cpp's layout (a scale and min byte per 16 values, qs[64], F16 d, F16 dmin), by
+    /// a plain rounding quantizer: sub-block j's min m_j = max(0, -min x) and scale (max x + m_j) / 3, d and dmin the
+    /// largest of each / 15, each stored as round(· / d) (round(· / dmin)), each quant round((x + dmin · m) / (d ·
+    /// scale)) clamped to 0...3.
+    public static func encodeQ2K(_ values: [Float]) -> [UInt8] {
+        precondition(values.count % 256 == 0, "Q2_K needs a multiple of 256 values")
+        var out = [UInt8](repeating: 0, count: values.count / 256 * 84)
+        for b in 0..<(values.count / 256) {
+            let v = Array(values[(b * 256)..<(b * 256 + 256)]), o = b * 84
+            let mins = (0..<16).map { j in max(0, -(v[(16 * j)..<(16 * j + 16)].min() ?? 0)) }
+            let scales = (0..<16).map { j in ((v[(16 * j)..<(16 * j + 16)].max() ?? 0) + mins[j]) / 3 }
+            let dBits = halfBits((scales.max() ?? 0) / 15), mBits = halfBits((mins.max() ?? 0) / 15)
+            let d = floatOfHalf(dBits), dmin = floatOfHalf(mBits)
+            for j in 0..<16 {
+                let sc = d == 0 ? 0 : min(15, Int((scales[j] / d).rounded()))
+                let m = dmin == 0 ? 0 : min(15, Int((mins[j] / dmin).rounded()))
+                out[o + j] = UInt8(sc | m << 4)
+                let step = d * Float(sc), offset = dmin * Float(m)
+                for e in (16 * j)..<(16 * j + 16) {
+                    let q = step == 0 ? 0 : min(3, max(0, Int(((v[e] + offset) / step).rounded())))
+                    out[o + 16 + 32 * (e / 128) + e % 32] |= UInt8(q) << (2 * ((e % 128) / 32))
+                }
+            }
+            out[o + 80] = UInt8(dBits & 0xFF)
+            out[o + 81] = UInt8(dBits >> 8)
+            out[o + 82] = UInt8(mBits & 0xFF)
+            out[o + 83] = UInt8(mBits >> 8)
+        }
+        return out
+    }
+
+    /// `blocks` IQ2_XXS blocks (66 bytes: F16 d, then 64 bytes of grid indices, signs and scales) of random bits with
+    /// d = 2^-10: valid blocks of a type the native engine cannot compute with and llama.cpp can (routing tests).
+    public static func randomIQ2XXS(blocks: Int, seed: UInt64) -> [UInt8] {
+        var rng = SeededGenerator(seed: seed)
+        var out = [UInt8](repeating: 0, count: blocks * 66)
+        for b in 0..<blocks {
+            let d = halfBits(1.0 / 1024)
+            out[b * 66] = UInt8(d & 0xFF)
+            out[b * 66 + 1] = UInt8(d >> 8)
+            for k in 2..<66 { out[b * 66 + k] = UInt8(truncatingIfNeeded: rng.next() >> 32) }
+        }
+        return out
+    }
+
+    /// The float value of half-precision bits.
+    static func floatOfHalf(_ bits: UInt16) -> Float {
+        var value = Float(0)
+        withUnsafeBytes(of: bits) { raw in ra_dequantize_row(Int32(RA_F16), raw.baseAddress, &value, 1) }
+        return value
     }
 
     /// `values` after a round trip through `type` (quantize, then dequantize with the engine's kernels).
@@ -304,5 +376,24 @@ extension GGUFWriter {
         let rest = mantissa & 0x1FFF
         if rest > 0x1000 || (rest == 0x1000 && half & 1 == 1) { half += 1 }  // a carry rounds up the exponent
         return sign | UInt16(half)
+    }
+}
+
+extension TinyModelSpec {
+    /// A Llama-shaped spec whose every row length is a multiple of 256 (hidden 256, 4 heads of 64, 2 KV heads,
+    /// feed-forward 512, 264 tokens), matrices N(0, 0.3) in `type`: for the K-quants' super-blocks.
+    public static func superBlockShaped(_ type: GGMLType, seed: UInt64) -> TinyModelSpec {
+        var spec = TinyModelSpec()
+        spec.architecture = .llama
+        spec.embeddingLength = 256
+        spec.headCount = 4
+        spec.headCountKV = 2
+        spec.headDim = 64
+        spec.feedForwardLength = 512
+        spec.vocabSize = 264
+        spec.weightStd = 0.3
+        spec.seed = seed
+        spec.weightType = type
+        return spec
     }
 }

@@ -9,7 +9,8 @@ struct BlockFormatTests {
         let expected: [(KType, Int, Int, KType?)] = [
             (.f32, 1, 4, .f32), (.f16, 1, 2, .f16), (.bf16, 1, 2, .bf16),
             (.q4_0, 32, 18, .q8_0), (.q4_1, 32, 20, .q8_1), (.q5_0, 32, 22, .q8_0), (.q5_1, 32, 24, .q8_1),
-            (.q8_0, 32, 34, .q8_0), (.q8_1, 32, 36, nil), (.q4_K, 256, 144, .q8_K), (.q5_K, 256, 176, .q8_K),
+            (.q8_0, 32, 34, .q8_0), (.q8_1, 32, 36, nil), (.q2_K, 256, 84, .q8_K), (.q3_K, 256, 110, .q8_K),
+            (.q4_K, 256, 144, .q8_K), (.q5_K, 256, 176, .q8_K),
             (.q6_K, 256, 210, .q8_K), (.q8_K, 256, 292, nil),
         ]
         for (t, size, bytes, dot) in expected {
@@ -20,7 +21,7 @@ struct BlockFormatTests {
         }
         #expect(ra_row_bytes(KType.q4_K.id, 4096) == 16 * 144)
         #expect(ra_row_bytes(KType.q4_0.id, 33) == -1)
-        for unsupported: Int32 in [4, 5, 10, 11, 16, 99, -1] {
+        for unsupported: Int32 in [4, 5, 16, 20, 23, 99, -1] {   // (Q4_2, Q4_3, IQ2_XXS, IQ4_NL, IQ4_XS, ...)
             #expect(ra_type_supported(unsupported) == 0)
             #expect(ra_type_block_size(unsupported) == 0)
             #expect(ra_row_bytes(unsupported, 256) == 0)
@@ -158,6 +159,50 @@ struct BlockFormatTests {
             let r = (e % 128) / 32
             let want = 0.5 * Float(e / 16 - 8) * q[r]
             #expect(y[e] == want, "element \(e)")
+        }
+    }
+
+    @Test("Q2_K: a scale (low nibble) and min (high nibble) byte per 16 elements, two-bit quants four to a byte, d and dmin")
+    func q2_K() {
+        var b = [UInt8](repeating: 0, count: 84)
+        for k in 0..<16 { b[k] = UInt8(k) | UInt8(15 - k) << 4 }   // scale k, min 15 - k
+        for l in 0..<32 {
+            b[16 + l] = 0b11_10_01_00        // first 128 elements: run c (bits 2c, 2c+1) holds c
+            b[16 + 32 + l] = 0b00_01_10_11   // next 128: run c holds 3 - c
+        }
+        b.putHalf(0.5, at: 80)
+        b.putHalf(0.25, at: 82)
+        let y = Kernels.dequantize(.q2_K, b, count: 256)
+        for e in 0..<256 {
+            let c = (e % 128) / 32, k = e / 16
+            let q = e < 128 ? c : 3 - c
+            #expect(y[e] == 0.5 * Float(k) * Float(q) - 0.25 * Float(15 - k), "element \(e)")
+        }
+    }
+
+    @Test("Q3_K: two low bits in qs, the third in hmask (clear: minus 4), six-bit scales in 12 bytes with offset 32")
+    func q3_K() {
+        var b = [UInt8](repeating: 0, count: 110)
+        for l in 0..<32 { b[l] = 0b1010_0101 }   // hmask: bit 4h + c set for (h, c) = (0, 0), (0, 2), (1, 1), (1, 3)
+        for l in 0..<32 {
+            b[32 + l] = 0b11_10_01_00        // first 128 elements: run c's two low bits are c
+            b[32 + 32 + l] = 0b00_01_10_11   // next 128: 3 - c
+        }
+        // scale k = 4k + 3 (0..63): its low four bits in byte k % 8 (low nibble for k < 8, high nibble above), its
+        // top two bits in byte 8 + k % 4 at bits 2 (k / 4)
+        let scales = (0..<16).map { 4 * $0 + 3 }
+        for (k, s) in scales.enumerated() {
+            b[96 + k % 8] |= UInt8(s & 15) << (k < 8 ? 0 : 4)
+            b[96 + 8 + k % 4] |= UInt8(s >> 4) << (2 * (k / 4))
+        }
+        b.putHalf(0.5, at: 108)
+        let y = Kernels.dequantize(.q3_K, b, count: 256)
+        for e in 0..<256 {
+            let h = e / 128, c = (e % 128) / 32
+            let low = h == 0 ? c : 3 - c
+            let high = (0b1010_0101 >> (4 * h + c)) & 1 == 1
+            let q = low - (high ? 0 : 4)
+            #expect(y[e] == 0.5 * Float(scales[e / 16] - 32) * Float(q), "element \(e)")
         }
     }
 }

@@ -106,24 +106,24 @@ struct LlamaCppBackendTests {
         }
     }
 
-    @Test("with no preference, a tensor type the native engine cannot compute (Q3_K) runs on llama.cpp, and the note says why")
+    @Test("with no preference, a tensor type the native engine cannot compute (IQ2_XXS) runs on llama.cpp, and the note says why")
     func uncomputableTypeFallsBack() async throws {
         let env = try await LlamaCppEnvironment(); defer { env.close() }
-        let data = try replacingTensorWithQ3K(of: try SharedData.model("tiny-llama-spm-q4_k_m"), named: "blk.0.ffn_up.weight")
-        let id = try await env.add(data, name: "tiny-q3k")
+        let data = try replacingTensorWithIQ2XXS(of: try SharedData.model("tiny-llama-spm-q4_k_m"), named: "blk.0.ffn_up.weight")
+        let id = try await env.add(data, name: "tiny-iq2xxs")
         let loaded = try await env.sdk.models.load(id: id)
         #expect(loaded.backend == .llamaCpp)
         let note = try #require(loaded.backendNote)
-        #expect(note.contains("native") && note.contains("Q3_K (1 tensor)") && note.contains("llamaCpp serves it"), "\(note)")
+        #expect(note.contains("native") && note.contains("IQ2_XXS (1 tensor)") && note.contains("llamaCpp serves it"), "\(note)")
         #expect(!note.contains(".;"), "\(note)")
         let r = try await env.sdk.llm.generate(prompt: "Once upon a time", options: LlmOptions(model: id, maxTokens: 4, temperature: 0, rawPrompt: true))
         #expect(r.backend == .llamaCpp && r.outputTokens == 4)
         // Pinned, the native engine refuses it with its reason, at once.
         do {
             _ = try await env.sdk.models.load(id: id, options: LoadOptions(backendPreferences: [BackendPreference(backend: .native, required: true)]))
-            Issue.record("the native engine loaded a Q3_K tensor")
+            Issue.record("the native engine loaded an IQ2_XXS tensor")
         } catch let error as RunAnywhereError {
-            #expect(error.code == .backendUnavailable && error.message.contains("Q3_K"), "\(error)")
+            #expect(error.code == .backendUnavailable && error.message.contains("IQ2_XXS"), "\(error)")
         }
     }
 

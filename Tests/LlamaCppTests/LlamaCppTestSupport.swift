@@ -63,12 +63,12 @@ func renamingArchitecture(of path: String, to newName: String) throws -> Data {
     }
 }
 
-/// A copy of a GGUF file whose tensor `name` (2-D, rows of 256 columns) is replaced by random Q3_K blocks of the same
-/// shape: a type the native engine cannot compute with and llama.cpp can.
-func replacingTensorWithQ3K(of path: String, named name: String) throws -> Data {
+/// A copy of a GGUF file whose tensor `name` (2-D, rows of 256 columns) is replaced by random IQ2_XXS blocks of the
+/// same shape: a type the native engine cannot compute with and llama.cpp can.
+func replacingTensorWithIQ2XXS(of path: String, named name: String) throws -> Data {
     try copyingGGUF(path, tensor: { t, bytes in
         guard t.name == name else { return (t.type, bytes) }
-        return (.q3_K, GGUFWriter.randomQ3K(blocks: t.shape[0] / 256 * t.shape[1], seed: 7))
+        return (.iq2_xxs, GGUFWriter.randomIQ2XXS(blocks: t.shape[0] / 256 * t.shape[1], seed: 7))
     })
 }
 

@@ -63,6 +63,8 @@ static void *make_weights(int type, int64_t rows, int64_t n, int data) {
             const uint16_t d = ra_fp32_to_fp16(0.001f + (float)(check_rnd() % 1000) * 1e-5f);
             const uint16_t dm = ra_fp32_to_fp16((float)(check_rnd() % 1000) * 1e-6f);
             if (type == RA_Q6_K) memcpy(blk + 208, &d, 2);
+            else if (type == RA_Q3_K) memcpy(blk + 108, &d, 2);
+            else if (type == RA_Q2_K) { memcpy(blk + 80, &d, 2); memcpy(blk + 82, &dm, 2); }
             else memcpy(blk, &d, 2);
             if (type == RA_Q4_K || type == RA_Q5_K || type == RA_Q4_1 || type == RA_Q5_1) memcpy(blk + 2, &dm, 2);
             if (type == RA_Q8_0 && data == 2) memset(blk + 2, 0x80, 32);   // -128, the int8 extreme
@@ -164,8 +166,8 @@ int main(void) {
     printf("paths:");
     for (int p = 0; p < check_npaths; p++) printf(" %s", ra_kernel_path_name(check_paths[p].path));
     printf("\n");
-    const int types[] = { RA_F32, RA_F16, RA_BF16, RA_Q4_0, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_Q8_0, RA_Q4_K, RA_Q5_K, RA_Q6_K };
-    const char *names[] = { "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q4_K", "Q5_K", "Q6_K" };
+    const int types[] = { RA_F32, RA_F16, RA_BF16, RA_Q4_0, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_Q8_0, RA_Q2_K, RA_Q3_K, RA_Q4_K, RA_Q5_K, RA_Q6_K };
+    const char *names[] = { "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K" };
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) check_dots(types[t], names[t]);
     const int qtypes[] = { RA_Q8_0, RA_Q8_1, RA_Q8_K, RA_F16, RA_BF16 };
     const char *qnames[] = { "Q8_0", "Q8_1", "Q8_K", "F16", "BF16" };

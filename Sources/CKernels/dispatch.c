@@ -361,7 +361,8 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
-        if (nb > 1 && ra_x8_kernel(xpath)) {
+        // (Q3_K and Q2_K have no panels: their batches take the rows back to the multi-row kernels, in ra_x8_rows.)
+        if (nb > 1 && ra_x8_kernel(xpath) && source != RA_Q3_K && source != RA_Q2_K) {
             if (ra_is_b32(source)) {
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);

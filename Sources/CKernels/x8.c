@@ -37,6 +37,8 @@ int ra_x8_type(int type) {
     case RA_Q5_1: return RA_Q5_1_X8;
     case RA_Q8_0: return RA_Q8_0_X8;
     case RA_Q6_K: return RA_Q6_K_X8;
+    case RA_Q3_K: return RA_Q3_K_X8;
+    case RA_Q2_K: return RA_Q2_K_X8;
     default: return -1;
     }
 }
@@ -51,6 +53,8 @@ int ra_x8_source(int x8) {
     case RA_Q5_1_X8: return RA_Q5_1;
     case RA_Q8_0_X8: return RA_Q8_0;
     case RA_Q6_K_X8: return RA_Q6_K;
+    case RA_Q3_K_X8: return RA_Q3_K;
+    case RA_Q2_K_X8: return RA_Q2_K;
     default: return -1;
     }
 }
@@ -125,6 +129,62 @@ static void ra_q6_k_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0, i
     }
 }
 
+/// Q3_K (three = 1) and Q2_K: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o,
+/// or back (to = 0) into a (row r0 first); ns super-blocks a row. The layouts: K16X8_QS, Q3X8_*, Q2X8_* (kernels_internal.h).
+static void ra_k16_low_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0, int64_t r1, const int to, const int three) {
+    const int64_t gb = three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
+    const int64_t bb = three ? (int64_t)sizeof(blk_q3_k) : (int64_t)sizeof(blk_q2_k);
+    for (int64_t row = r0; row < r1; row++) {
+        const int r = (int)(row % 8);
+        for (int64_t i = 0; i < ns; i++) {
+            uint8_t *p = o + (row / 8 * ns + i) * gb;
+            uint8_t *b = a + ((row - (to ? 0 : r0)) * ns + i) * bb;
+            uint8_t *qs = three ? ((blk_q3_k *)(void *)b)->qs : ((blk_q2_k *)(void *)b)->qs;
+            for (int h = 0; h < 2; h++)
+                for (int e = 0; e < 8; e++) {
+                    if (to) memcpy(p + K16X8_QS(h, e) + 4 * r, qs + 32 * h + 4 * e, 4);
+                    else memcpy(qs + 32 * h + 4 * e, p + K16X8_QS(h, e) + 4 * r, 4);
+                }
+            if (three) {
+                blk_q3_k *q3 = (blk_q3_k *)(void *)b;
+                for (int e = 0; e < 8; e++) {
+                    if (to) memcpy(p + Q3X8_HM + 32 * e + 4 * r, q3->hmask + 4 * e, 4);
+                    else memcpy(q3->hmask + 4 * e, p + Q3X8_HM + 32 * e + 4 * r, 4);
+                }
+                if (to) {
+                    int8_t sc[16];
+                    ra_unpack_scales_q3_k(q3->scales, sc);
+                    for (int j = 0; j < 16; j++) p[Q3X8_SC + 8 * j + r] = (uint8_t)sc[j];
+                    memcpy(p + Q3X8_D + 2 * r, &q3->d, 2);
+                } else {
+                    // the inverse of ra_unpack_scales_q3_k: scale j + 32 (six bits), its low four bits in the nibble
+                    // j / 8 of byte j % 8, its top two in bits 2 (j / 4) of byte 8 + j % 4
+                    memset(q3->scales, 0, sizeof q3->scales);
+                    for (int j = 0; j < 16; j++) {
+                        const int v = (int8_t)p[Q3X8_SC + 8 * j + r] + 32;
+                        q3->scales[j % 8] |= (uint8_t)((v & 15) << (4 * (j / 8)));
+                        q3->scales[8 + j % 4] |= (uint8_t)((v >> 4) << (2 * (j / 4)));
+                    }
+                    memcpy(&q3->d, p + Q3X8_D + 2 * r, 2);
+                }
+            } else {
+                blk_q2_k *q2 = (blk_q2_k *)(void *)b;
+                for (int j = 0; j < 16; j++) {
+                    if (to) p[Q2X8_SC + 8 * j + r] = q2->scales[j];
+                    else q2->scales[j] = p[Q2X8_SC + 8 * j + r];
+                }
+                if (to) {
+                    memcpy(p + Q2X8_D + 2 * r, &q2->d, 2);
+                    memcpy(p + Q2X8_DMIN + 2 * r, &q2->dmin, 2);
+                } else {
+                    memcpy(&q2->d, p + Q2X8_D + 2 * r, 2);
+                    memcpy(&q2->dmin, p + Q2X8_DMIN + 2 * r, 2);
+                }
+            }
+        }
+    }
+}
+
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
     if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 (ra_x8_bytes took only the repacked types)
@@ -133,6 +193,10 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) 
     }
     if (type == RA_Q6_K) {
         ra_q6_k_x8_convert((uint8_t *)(uintptr_t)src, dst, n / QK_K, 0, rows, 1);
+        return 1;
+    }
+    if (type == RA_Q3_K || type == RA_Q2_K) {
+        ra_k16_low_x8_convert((uint8_t *)(uintptr_t)src, dst, n / QK_K, 0, rows, 1, type == RA_Q3_K);
         return 1;
     }
     const int five = type == RA_Q5_K;
@@ -174,6 +238,10 @@ static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int
     }
     if (type == RA_Q6_K) {
         ra_q6_k_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
+        return;
+    }
+    if (type == RA_Q3_K || type == RA_Q2_K) {
+        ra_k16_low_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0, type == RA_Q3_K);
         return;
     }
     const int five = type == RA_Q5_K;
@@ -295,6 +363,21 @@ RA_AVX2_INLINE __m256i q6x8_pick(const int lo, const int hi) {
 #undef Q6X8_P
 }
 
+// Σ_j w_j · bsums_j for each of 8 rows, w_j the bytes [sub-block j][row r] at s: int8 scales (sign = 1, with pair =
+// q6x8_pick(0, 8): Q6_K, Q3_K) or the min in the high nibble (sign = 0, pair = k4x8_pair(): Q2_K); a pair of
+// sub-blocks a vpmaddwd.
+RA_AVX2_INLINE __m256i k16x8_bsum_dot(const uint8_t *s, const blk_q8_k *b, const __m256i pair, const int sign) {
+    __m256i sum = _mm256_setzero_si256();
+    RA_UNROLL
+    for (int q = 0; q < 8; q++) {
+        int32_t b2;
+        memcpy(&b2, b->bsums + 2 * q, 4);
+        const __m256i w = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(s + 16 * q))), pair);
+        sum = _mm256_add_epi32(sum, _mm256_madd_epi16(sign ? _mm256_srai_epi16(w, 8) : _mm256_srli_epi16(w, 4), _mm256_set1_epi32(b2)));
+    }
+    return sum;
+}
+
 // Q6_K: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the activation row b, the bits
 // of dot_q6_k: per super-block each row's exact int32 sum, the offset 32 taken off as 32 · Σ_j sc_j · bsums_j, then
 // acc = fma(sum, d · d_x, acc). A quartet of 8 rows is one vpmaddubsw against the activation's 4 bytes broadcast; two
@@ -333,15 +416,8 @@ RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
                 }
             }
         }
-        // the offset: Σ_j sc_j · bsums_j, a pair of sub-blocks a vpmaddwd
-        __m256i corr = _mm256_setzero_si256();
-        RA_UNROLL
-        for (int q = 0; q < 8; q++) {
-            int32_t b2;
-            memcpy(&b2, b[i].bsums + 2 * q, 4);
-            const __m256i sc = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q6X8_SC + 16 * q)));
-            corr = _mm256_add_epi32(corr, _mm256_madd_epi16(_mm256_srai_epi16(_mm256_shuffle_epi8(sc, pair), 8), _mm256_set1_epi32(b2)));
-        }
+        // the offset: Σ_j sc_j · bsums_j
+        const __m256i corr = k16x8_bsum_dot(pi + Q6X8_SC, &b[i], pair, 1);
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q6X8_D)));
         const __m256 fi = _mm256_cvtepi32_ps(_mm256_sub_epi32(isum, _mm256_slli_epi32(corr, 5)));
         acc = _mm256_fmadd_ps(fi, _mm256_mul_ps(d, _mm256_set1_ps(b[i].d)), acc);
@@ -353,6 +429,84 @@ RA_AVX2 static void ra_avx2_rows_q6_k_x8(int64_t n, const void *w, int64_t group
     (void)side;
     const int64_t ns = n / QK_K;
     for (int64_t g8 = 0; g8 < groups; g8++) q6x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q6_K_X8_GROUP_BYTES, x, out + 8 * g8);
+}
+
+// Q3_K (three = 1) and Q2_K: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the
+// activation row b, the bits of the one-row dots (k16_dot): per super-block each row's exact int32 sum I of scale · quant
+// · activation over the unsigned quants (Q3_K 0..7, Q2_K 0..3), Q3_K's offset 4 taken off as 4 · Σ_j sc_j · bsums_j, Q2_K's
+// M = Σ_j min_j · bsums_j; then acc = fma(I, d · d_x, acc) (Q2_K: acc = fnmadd(M, dmin · d_x, acc)). Per 16 elements of
+// a sub-block the 4 quartets of 8 rows are one vpmaddubsw each against the activation's 4 bytes broadcast, added in int16
+// (at most 4 · 2 · 7 · 127 = 7112) before one vpmaddwd with the sub-block's scales of the 8 rows.
+RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int three) {
+    const int64_t gb = three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
+    const int osc = three ? Q3X8_SC : Q2X8_SC;
+    // a sub-block's 8 scale bytes [j][0..7] and the next's [j + 1][0..7]: Q3_K into each int16's high byte (then vpsraw 8
+    // sign-extends), Q2_K into its low byte (then the low nibble is the scale, the byte >> 4 the min)
+    const __m256i pick0 = three ? q6x8_pick(0, 0) : k4x8_pick(0), pick1 = three ? q6x8_pick(8, 8) : k4x8_pick(1);
+    const __m256i pair = three ? q6x8_pick(0, 8) : k4x8_pair();
+    const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4), low4 = _mm256_set1_epi16(15);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *pi = p + i * gb;
+        const int8_t *y = b[i].qs;
+        __m256i isum = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int h = 0; h < 2; h++) {
+            RA_UNROLL
+            for (int a = 0; a < 2; a++) {   // quartets 4a .. 4a + 3 of each 32-element run c: sub-block 8h + 2c + a
+                __m256i t[4];
+                RA_UNROLL
+                for (int e = 4 * a; e < 4 * a + 4; e++) {
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e)));
+                    const __m256i hm = three ? _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)) : _mm256_setzero_si256();
+                    RA_UNROLL
+                    for (int c = 0; c < 4; c++) {
+                        __m256i q = _mm256_and_si256(c == 0 ? v : c == 1 ? _mm256_srli_epi16(v, 2) : c == 2 ? _mm256_srli_epi16(v, 4)
+                                                                                                            : _mm256_srli_epi16(v, 6), m3);
+                        if (three) {   // bit 4h + c of hmask, moved to bit 2
+                            const int bit = 4 * h + c;
+                            const __m256i hb = bit == 0 ? _mm256_slli_epi16(hm, 2) : bit == 1 ? _mm256_slli_epi16(hm, 1) : bit == 2 ? hm
+                                             : bit == 3 ? _mm256_srli_epi16(hm, 1) : bit == 4 ? _mm256_srli_epi16(hm, 2)
+                                             : bit == 5 ? _mm256_srli_epi16(hm, 3) : bit == 6 ? _mm256_srli_epi16(hm, 4) : _mm256_srli_epi16(hm, 5);
+                            q = _mm256_or_si256(q, _mm256_and_si256(hb, m4));
+                        }
+                        const __m256i s = _mm256_maddubs_epi16(q, bcast4(y + 128 * h + 32 * c + 4 * e));
+                        t[c] = e == 4 * a ? s : _mm256_add_epi16(t[c], s);
+                    }
+                }
+                RA_UNROLL
+                for (int c = 0; c < 4; c++) {
+                    const __m256i sb = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + osc + 8 * (8 * h + 2 * c)))),
+                                                           a ? pick1 : pick0);
+                    const __m256i sc = three ? _mm256_srai_epi16(sb, 8) : _mm256_and_si256(sb, low4);
+                    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(t[c], sc));
+                }
+            }
+        }
+        // Q3_K's offset (Σ_j sc_j · bsums_j) or Q2_K's mins (Σ_j min_j · bsums_j)
+        const __m256i corr = k16x8_bsum_dot(pi + osc, &b[i], pair, three);
+        const __m256 dy = _mm256_set1_ps(b[i].d);
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + (three ? Q3X8_D : Q2X8_D))));
+        if (three) {
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(isum, _mm256_slli_epi32(corr, 2))), _mm256_mul_ps(d, dy), acc);
+        } else {
+            const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q2X8_DMIN)));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, dy), acc);
+            acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_mul_ps(dmin, dy), acc);
+        }
+    }
+    _mm256_storeu_ps(out, acc);
+}
+
+RA_AVX2 static void ra_avx2_rows_q3_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    (void)side;
+    const int64_t ns = n / QK_K;
+    for (int64_t g8 = 0; g8 < groups; g8++) k16x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q3_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
+}
+RA_AVX2 static void ra_avx2_rows_q2_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    (void)side;
+    const int64_t ns = n / QK_K;
+    for (int64_t g8 = 0; g8 < groups; g8++) k16x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q2_K_X8_GROUP_BYTES, x, out + 8 * g8, 0);
 }
 
 // The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1, _Q8_0; avx2_internal.h): out[0..8) = the dots of each of
@@ -464,6 +618,7 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
         void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
             type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q6_K ? ra_avx2_rows_q6_k_x8
+            : type == RA_Q3_K ? ra_avx2_rows_q3_k_x8 : type == RA_Q2_K ? ra_avx2_rows_q2_k_x8
             : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
             : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : type == RA_Q5_1 ? ra_avx2_rows_q5_1_x8
             : ra_avx2_rows_q8_0_x8;

@@ -92,8 +92,8 @@ struct EngineWeightTypeTests {
         #expect(worst > 0, "the activations' Q8_K rounding leaves no trace: the comparison is not reaching the kernels")
     }
 
-    @Test("a Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 or Q6_K model repacked at load gives the logits of the file's layout, bit for bit on every path, its output matrix tied to the token embedding or not",
-          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1, .q8_0, .q6_K], KernelPath.available)
+    @Test("a Q4_0, Q5_0, Q4_1, Q5_1, Q8_0, Q6_K, Q3_K or Q2_K model repacked at load gives the logits of the file's layout, bit for bit on every path, its output matrix tied to the token embedding or not",
+          arguments: [GGMLType.q4_0, .q5_0, .q4_1, .q5_1, .q8_0, .q6_K, .q3_K, .q2_K], KernelPath.available)
     func repacked32(type: GGMLType, path kernels: KernelPath) throws {
         for tied in [false, true] { try repacked32(type: type, tied: tied, path: kernels) }
     }

@@ -1,7 +1,7 @@
 import CKernels
 import Testing
 
-/// Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
+/// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
 /// and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the AVX2
 /// decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
 @Suite("Repacked rows")
@@ -41,13 +41,15 @@ struct RepackedRowsTests {
         return out
     }
 
-    static let types = [KType.q4_K, .q5_K, .q6_K, .q4_0, .q5_0, .q4_1, .q5_1, .q8_0]
+    static let types = [KType.q4_K, .q5_K, .q6_K, .q3_K, .q2_K, .q4_0, .q5_0, .q4_1, .q5_1, .q8_0]
     /// Bytes of one (super-)block of a group of 8 repacked rows of t, as ckernels.h states them.
     static func groupBytes(_ t: KType) -> Int {
         switch t.id {
         case Int32(RA_Q4_K): Int(RA_Q4_K_X8_GROUP_BYTES)
         case Int32(RA_Q5_K): Int(RA_Q5_K_X8_GROUP_BYTES)
         case Int32(RA_Q6_K): Int(RA_Q6_K_X8_GROUP_BYTES)
+        case Int32(RA_Q3_K): Int(RA_Q3_K_X8_GROUP_BYTES)
+        case Int32(RA_Q2_K): Int(RA_Q2_K_X8_GROUP_BYTES)
         case Int32(RA_Q4_0): Int(RA_Q4_0_X8_GROUP_BYTES)
         case Int32(RA_Q5_0): Int(RA_Q5_0_X8_GROUP_BYTES)
         case Int32(RA_Q4_1): Int(RA_Q4_1_X8_GROUP_BYTES)
@@ -147,7 +149,7 @@ struct RepackedRowsTests {
     func refusedShapes() {
         let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]
         let cases = shapes.flatMap { s in Self.types.map { ($0, s.0, s.1) } }
-            + [(KType.q4_K, 288, 8), (.q5_K, 288, 8), (.q6_K, 288, 8)]
+            + [(KType.q4_K, 288, 8), (.q5_K, 288, 8), (.q6_K, 288, 8), (.q3_K, 288, 8), (.q2_K, 288, 8)]
             + [KType.q8_K, .f16, .f32].map { ($0, 256, 8) }
         for (t, n, rows) in cases {
             #expect(ra_x8_bytes(t.id, Int64(n), Int64(rows)) == -1, "\(t): n \(n), rows \(rows)")

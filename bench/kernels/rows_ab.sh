@@ -13,8 +13,8 @@ set -e
 [ $# -ge 1 ] || { echo "usage: $0 BEFORE_COMMIT [TYPE N ROWS DI]" >&2; exit 2; }
 . "$(dirname "$0")/cc.sh"
 RENAME="-Dra_dots_avx2=old_dots_avx2 -Dra_quantize_row_avx2=old_quantize_row_avx2"
-for f in f16 q4_0 q4_1 q5_0 q5_1 q8_0 q4_k q5_k q6_k; do RENAME="$RENAME -Dra_avx2_multi_$f=old_avx2_multi_$f -Dra_avx2_rows_$f=old_avx2_rows_$f"; done
-for f in q4_k q5_k q6_k; do RENAME="$RENAME -Dra_avx2_dot_$f=old_avx2_dot_$f"; done
+for f in f16 q4_0 q4_1 q5_0 q5_1 q8_0 q2_k q3_k q4_k q5_k q6_k; do RENAME="$RENAME -Dra_avx2_multi_$f=old_avx2_multi_$f -Dra_avx2_rows_$f=old_avx2_rows_$f"; done
+for f in q2_k q3_k q4_k q5_k q6_k; do RENAME="$RENAME -Dra_avx2_dot_$f=old_avx2_dot_$f"; done
 OLD=
 for f in dot_avx2 rows_avx2_b32 dot_avx2_k; do
     (cd "$ROOT" && git show "$1:Sources/CKernels/$f.c" 2>/dev/null) > "$OUT/old_$f.c" || continue

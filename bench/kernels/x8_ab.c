@@ -19,6 +19,8 @@ static const char *type_name(int type) {
     case RA_Q4_K: return "Q4_K";
     case RA_Q5_K: return "Q5_K";
     case RA_Q6_K: return "Q6_K";
+    case RA_Q3_K: return "Q3_K";
+    case RA_Q2_K: return "Q2_K";
     case RA_Q4_0: return "Q4_0";
     case RA_Q5_0: return "Q5_0";
     case RA_Q4_1: return "Q4_1";
@@ -50,10 +52,15 @@ int main(int argc, char **argv) {
     uint8_t *X = malloc((size_t)(xrow * NB));
     if (!W || !R || !xf || !o1 || !o2 || !X) { fprintf(stderr, "out of memory\n"); return 2; }
     for (int64_t i = 0; i < mat * nmat; i++) W[i] = (uint8_t)trial_rnd();
-    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales d and dmin (Q6_K: its d, the block's last 2 bytes)
+    for (int64_t b = 0; b < mat * nmat / bb; b++) {   // finite half scales d and dmin (Q6_K, Q3_K: d, the block's last 2 bytes;
         const uint16_t d = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f + 1e-4f), m = ra_fp32_to_fp16((float)(trial_rnd() % 1000) * 1e-5f);
-        if (type == RA_Q6_K) {
+        if (type == RA_Q6_K || type == RA_Q3_K) {   //                               Q2_K: d, dmin, its last 4)
             memcpy(W + b * bb + bb - 2, &d, 2);
+            continue;
+        }
+        if (type == RA_Q2_K) {
+            memcpy(W + b * bb + bb - 4, &d, 2);
+            memcpy(W + b * bb + bb - 2, &m, 2);
             continue;
         }
         memcpy(W + b * bb, &d, 2);

@@ -215,6 +215,33 @@ RA_AVX2_INLINE void q6_k_quants(const blk_q6_k *a, int h, __m256i q[4]) {
                   _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h)), q);
 }
 
+// The K-quants with a scale per 16 elements (dot_avx2_k.c, x8.c, matmul_avx2_k.c).
+enum { K16_Q6, K16_Q3, K16_Q2 };
+
+// Runs c = 0..3 of half h of Q3_K (three = 1) or Q2_K quants as unsigned bytes (Q3_K 0..7, Q2_K 0..3): bits 2c, 2c + 1 of
+// each byte of v (a row's qs[32h ..], or 8 repacked rows' quartets of it), Q3_K's third bit from bit 4h + c of the
+// same byte position of hm (its hmask). Each step acts on each byte where it is.
+RA_AVX2_INLINE void k16_low_quants_v(__m256i v, __m256i hm, const int h, const int three, __m256i q[4]) {
+    const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4);
+    q[0] = _mm256_and_si256(v, m3);
+    q[1] = _mm256_and_si256(_mm256_srli_epi16(v, 2), m3);
+    q[2] = _mm256_and_si256(_mm256_srli_epi16(v, 4), m3);
+    q[3] = _mm256_and_si256(_mm256_srli_epi16(v, 6), m3);
+    if (!three) return;
+    // bit 4h + c moved to bit 2 (shifts of 16-bit lanes: the mask keeps each byte's own bit)
+    if (h == 0) {
+        q[0] = _mm256_or_si256(q[0], _mm256_and_si256(_mm256_slli_epi16(hm, 2), m4));
+        q[1] = _mm256_or_si256(q[1], _mm256_and_si256(_mm256_slli_epi16(hm, 1), m4));
+        q[2] = _mm256_or_si256(q[2], _mm256_and_si256(hm, m4));
+        q[3] = _mm256_or_si256(q[3], _mm256_and_si256(_mm256_srli_epi16(hm, 1), m4));
+    } else {
+        q[0] = _mm256_or_si256(q[0], _mm256_and_si256(_mm256_srli_epi16(hm, 2), m4));
+        q[1] = _mm256_or_si256(q[1], _mm256_and_si256(_mm256_srli_epi16(hm, 3), m4));
+        q[2] = _mm256_or_si256(q[2], _mm256_and_si256(_mm256_srli_epi16(hm, 4), m4));
+        q[3] = _mm256_or_si256(q[3], _mm256_and_si256(_mm256_srli_epi16(hm, 5), m4));
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // One weight row against up to 4 activation rows: the weight blocks are decoded once for all of
 // them (prompt processing). The *_m bodies are instantiated for nx = 1..4 so their loops unroll.

@@ -361,8 +361,7 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
-        // (Q3_K and Q2_K have no panels: their batches take the rows back to the multi-row kernels, in ra_x8_rows.)
-        if (nb > 1 && ra_x8_kernel(xpath) && source != RA_Q3_K && source != RA_Q2_K) {
+        if (nb > 1 && ra_x8_kernel(xpath)) {
             if (ra_is_b32(source)) {
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);
@@ -371,6 +370,10 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
                 const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
                 uint8_t *scratch = ra_thread_scratch(bytes);
                 if (scratch && ra_matmul_q6_k_x8_avx2(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+            } else if (source == RA_Q3_K || source == RA_Q2_K) {   // (on the Q6_K panels; file rows have none)
+                const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
+                uint8_t *scratch = ra_thread_scratch(bytes);
+                if (scratch && ra_matmul_k16_low_x8_avx2(source == RA_Q3_K, w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
             } else {
                 const int five = source == RA_Q5_K, vnni = xpath == RA_PATH_AVX2_VNNI;
                 const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);

@@ -269,7 +269,6 @@ RA_MULTI_WRAPPERS(multi_q5_k)
 // (128 elements) four runs of 32 quants (run c: elements 128h + 32c ..), scale k for elements 16k..16k+15 (so the
 // activation block sum bsums[k] meets it), quants unsigned for vpmaddubsw (Q6_K 0..63, Q3_K 0..7, Q2_K 0..3) with the
 // offset (32, 4) taken back as offset · Σ scale · bsums, Q2_K's 4-bit mins the same way into a sum of their own.
-enum { K16_Q6, K16_Q3, K16_Q2 };
 
 RA_AVX2_INLINE size_t k16_block_bytes(const int t) {
     return t == K16_Q6 ? sizeof(blk_q6_k) : t == K16_Q3 ? sizeof(blk_q3_k) : sizeof(blk_q2_k);
@@ -295,26 +294,8 @@ RA_AVX2_INLINE void k16_quants(const uint8_t *blk, const int t, const int h, __m
         return;
     }
     const uint8_t *qs = t == K16_Q3 ? ((const blk_q3_k *)blk)->qs : ((const blk_q2_k *)blk)->qs;
-    const __m256i bits = _mm256_loadu_si256((const __m256i *)(qs + 32 * h)), three = _mm256_set1_epi8(3);
-    q[0] = _mm256_and_si256(bits, three);
-    q[1] = _mm256_and_si256(_mm256_srli_epi16(bits, 2), three);
-    q[2] = _mm256_and_si256(_mm256_srli_epi16(bits, 4), three);
-    q[3] = _mm256_and_si256(_mm256_srli_epi16(bits, 6), three);
-    if (t == K16_Q3) {
-        // bit 4h + c of hmask[l] is run c's third bit: moved to bit 2 (its byte's bits only, below the mask)
-        const __m256i hm = _mm256_loadu_si256((const __m256i *)((const blk_q3_k *)blk)->hmask), four = _mm256_set1_epi8(4);
-        if (h == 0) {
-            q[0] = _mm256_or_si256(q[0], _mm256_and_si256(_mm256_slli_epi16(hm, 2), four));
-            q[1] = _mm256_or_si256(q[1], _mm256_and_si256(_mm256_slli_epi16(hm, 1), four));
-            q[2] = _mm256_or_si256(q[2], _mm256_and_si256(hm, four));
-            q[3] = _mm256_or_si256(q[3], _mm256_and_si256(_mm256_srli_epi16(hm, 1), four));
-        } else {
-            q[0] = _mm256_or_si256(q[0], _mm256_and_si256(_mm256_srli_epi16(hm, 2), four));
-            q[1] = _mm256_or_si256(q[1], _mm256_and_si256(_mm256_srli_epi16(hm, 3), four));
-            q[2] = _mm256_or_si256(q[2], _mm256_and_si256(_mm256_srli_epi16(hm, 4), four));
-            q[3] = _mm256_or_si256(q[3], _mm256_and_si256(_mm256_srli_epi16(hm, 5), four));
-        }
-    }
+    const __m256i hm = t == K16_Q3 ? _mm256_loadu_si256((const __m256i *)((const blk_q3_k *)blk)->hmask) : _mm256_setzero_si256();
+    k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(qs + 32 * h)), hm, h, t == K16_Q3, q);
 }
 
 // The offsets of a super-block against activation block sums bs: -offset · Σ scale · bsum (Q6_K 32, Q3_K 4; Q2_K

@@ -348,12 +348,15 @@ int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t n
 // sub-block's scale takes them to int32.
 
 // One super-block of a panel: q[e] as for Q4_K (quants 0..63); sc[j][r] = scale j of row r (int16, both halves);
-// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half); d[r].
+// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half); d[r]. Q3_K and Q2_K (packed from their
+// repacked groups, x8.c) use the same panel: quants 0..7 / 0..3, scp the scales against the offset 4 (Q3_K) or Q2_K's
+// mins, with dmin[r].
 typedef struct {
     uint8_t q[64][32];
     uint32_t sc[16][8];
     uint32_t scp[8][8];
     float d[8];
+    float dmin[8];
 } q6_k_panel8;
 _Static_assert(sizeof(q6_k_panel8) % 32 == 0 && sizeof(q6_k_panel8) <= RA_Q6_K_BATCH_PANEL_BYTES, "q6_k_panel8 size");
 
@@ -391,8 +394,8 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
     }
 }
 
-RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x, int64_t xs, float *out, int64_t os, int nr,
-                                  const int nx) {
+RA_AVX2_INLINE void k16_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x, int64_t xs, float *out, int64_t os, int nr,
+                                  const int nx, const int t) {
     __m256 acc[PANEL8_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
@@ -425,53 +428,94 @@ RA_AVX2_INLINE void q6_k_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_
                 memcpy(&b2, y[k]->bsums + 2 * q, 4);
                 so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
             }
-            // in float exactly as dot_q6_k: acc = fma(sum, d · d_x, acc)
-            const __m256 t = _mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], _mm256_slli_epi32(so, 5)));
-            acc[k] = _mm256_fmadd_ps(t, _mm256_mul_ps(d, _mm256_set1_ps(y[k]->d)), acc[k]);
+            // in float exactly as the one-row dots (k16_dot): acc = fma(sum, d · d_x, acc), the offset in the sum
+            // (Q6_K 32, Q3_K 4); Q2_K then acc = fnmadd(M, dmin · d_x, acc) with its mins' sum M
+            const __m256 dy = _mm256_set1_ps(y[k]->d);
+            if (t == K16_Q2) {
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dy), acc[k]);
+                acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(so), _mm256_mul_ps(_mm256_load_ps(pi->dmin), dy), acc[k]);
+            } else {
+                const __m256i off = t == K16_Q6 ? _mm256_slli_epi32(so, 5) : _mm256_slli_epi32(so, 2);
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], off)), _mm256_mul_ps(d, dy), acc[k]);
+            }
         }
     }
     for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-RA_AVX2 static void q6_k_panel8_run(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
-                                    float *out, int64_t os, int nr, int nx) {
-    (void)side;   // the block sums are read from the activations
-    (void)side_row;
-    switch (nx) {
-    case 4: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 4); break;
-    case 3: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 3); break;
-    case 2: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 2); break;
-    default: q6_k_panel8_m(ns, panel, x, xs, out, os, nr, 1); break;
+#define RA_K16_PANEL8_RUN(name, t)                                                                                          \
+    RA_AVX2 static void name(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row, \
+                             float *out, int64_t os, int nr, int nx) {                                                     \
+        (void)side;   /* the block sums are read from the activations */                                                    \
+        (void)side_row;                                                                                                     \
+        switch (nx) {                                                                                                       \
+        case 4: k16_panel8_m(ns, panel, x, xs, out, os, nr, 4, t); break;                                                   \
+        case 3: k16_panel8_m(ns, panel, x, xs, out, os, nr, 3, t); break;                                                   \
+        case 2: k16_panel8_m(ns, panel, x, xs, out, os, nr, 2, t); break;                                                   \
+        default: k16_panel8_m(ns, panel, x, xs, out, os, nr, 1, t); break;                                                  \
+        }                                                                                                                   \
     }
-}
+RA_K16_PANEL8_RUN(q6_k_panel8_run, K16_Q6)
+RA_K16_PANEL8_RUN(q3_k_panel8_run, K16_Q3)
+RA_K16_PANEL8_RUN(q2_k_panel8_run, K16_Q2)
 
-// Rows repacked at load (RA_Q6_K_X8, x8.c): the groups hold the 8 rows' ql and qh vectors side by side, so the quants
-// of a panel come out of q6_k_quants_v already transposed, and the scales are widened from their bytes.
-RA_AVX2 static void q6_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
-    (void)wrow;
-    (void)nrows;
+// Rows repacked at load (RA_Q6_K_X8, RA_Q3_K_X8, RA_Q2_K_X8, x8.c): the groups hold the 8 rows' quant vectors side by
+// side, so the quants of a panel come out of q6_k_quants_v / k16_low_quants_v already transposed, and the scales (Q2_K:
+// scales and mins) are widened from their bytes.
+RA_AVX2_INLINE void k16_x8_pack(const uint8_t *W, int64_t ns, void *panel, const int t) {
     q6_k_panel8 *p = panel;
-    const __m256i lo16 = _mm256_set1_epi32(0xFFFF);
+    const int64_t gb = t == K16_Q6 ? RA_Q6_K_X8_GROUP_BYTES : t == K16_Q3 ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
+    const int osc = t == K16_Q6 ? Q6X8_SC : t == K16_Q3 ? Q3X8_SC : Q2X8_SC, od = t == K16_Q6 ? Q6X8_D : t == K16_Q3 ? Q3X8_D : Q2X8_D;
+    const __m256i lo16 = _mm256_set1_epi32(0xFFFF), low4 = _mm256_set1_epi32(15);
     for (int64_t i = 0; i < ns; i++) {
-        const uint8_t *b = W + i * RA_Q6_K_X8_GROUP_BYTES;
+        const uint8_t *b = W + i * gb;
         q6_k_panel8 *pi = p + i;
-        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(b + Q6X8_D))));
-        __m256i sc[16];
+        _mm256_store_ps(pi->d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(b + od))));
+        if (t == K16_Q2) _mm256_store_ps(pi->dmin, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(b + Q2X8_DMIN))));
+        __m256i sc[16], w[16];   // w: what meets the block sums (the scales; Q2_K: the mins)
         for (int j = 0; j < 16; j++) {
-            sc[j] = _mm256_and_si256(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b + Q6X8_SC + 8 * j))), lo16);
+            const __m128i bytes = _mm_loadl_epi64((const __m128i *)(const void *)(b + osc + 8 * j));
+            if (t == K16_Q2) {
+                const __m256i u = _mm256_cvtepu8_epi32(bytes);
+                sc[j] = _mm256_and_si256(u, low4);
+                w[j] = _mm256_srli_epi32(u, 4);
+            } else {
+                sc[j] = w[j] = _mm256_and_si256(_mm256_cvtepi8_epi32(bytes), lo16);
+            }
             _mm256_store_si256((__m256i *)pi->sc[j], _mm256_or_si256(sc[j], _mm256_slli_epi32(sc[j], 16)));
         }
-        for (int q = 0; q < 8; q++) _mm256_store_si256((__m256i *)pi->scp[q], _mm256_or_si256(sc[2 * q], _mm256_slli_epi32(sc[2 * q + 1], 16)));
+        for (int q = 0; q < 8; q++) _mm256_store_si256((__m256i *)pi->scp[q], _mm256_or_si256(w[2 * q], _mm256_slli_epi32(w[2 * q + 1], 16)));
         for (int h = 0; h < 2; h++) {
             for (int e = 0; e < 8; e++) {
-                const uint8_t *v = b + Q6X8_QUANTS(h, e);
                 __m256i q[4];
-                q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
-                              _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q);
+                if (t == K16_Q6) {
+                    const uint8_t *v = b + Q6X8_QUANTS(h, e);
+                    q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
+                                  _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q);
+                } else {
+                    k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(b + K16X8_QS(h, e))),
+                                     t == K16_Q3 ? _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3X8_HM + 32 * e)) : _mm256_setzero_si256(),
+                                     h, t == K16_Q3, q);
+                }
                 for (int c = 0; c < 4; c++) _mm256_store_si256((__m256i *)pi->q[32 * h + 8 * c + e], q[c]);
             }
         }
     }
+}
+RA_AVX2 static void q6_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    k16_x8_pack(W, ns, panel, K16_Q6);
+}
+RA_AVX2 static void q3_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    k16_x8_pack(W, ns, panel, K16_Q3);
+}
+RA_AVX2 static void q2_k_x8_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    k16_x8_pack(W, ns, panel, K16_Q2);
 }
 
 // Q6_K batches of file rows (x8 = 0) or of repacked groups (x8 = 1, rows from and to multiples of 8).
@@ -493,6 +537,19 @@ int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 int ra_matmul_q6_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
+}
+
+// Q3_K (three = 1) and Q2_K batches of repacked groups (rows from and to multiples of 8) on the Q6_K panels.
+int ra_matmul_k16_low_x8_avx2(int three, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    // (a group is 8 rows: wrow is a repacked row's share of it, as panel8_matmul steps 8 rows at a time)
+    const int64_t wrow = ns * (three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES) / 8, xrow = ns * (int64_t)sizeof(blk_q8_k);
+    void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, three ? q3_k_x8_pack_panel8 : q2_k_x8_pack_panel8,
+                  three ? q3_k_panel8_run : q2_k_panel8_run);
+    return 1;
 }
 
 #endif

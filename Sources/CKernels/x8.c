@@ -444,7 +444,7 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
     // sign-extends), Q2_K into its low byte (then the low nibble is the scale, the byte >> 4 the min)
     const __m256i pick0 = three ? q6x8_pick(0, 0) : k4x8_pick(0), pick1 = three ? q6x8_pick(8, 8) : k4x8_pick(1);
     const __m256i pair = three ? q6x8_pick(0, 8) : k4x8_pair();
-    const __m256i m3 = _mm256_set1_epi8(3), m4 = _mm256_set1_epi8(4), low4 = _mm256_set1_epi16(15);
+    const __m256i low4 = _mm256_set1_epi16(15);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * gb;
@@ -457,20 +457,13 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
                 __m256i t[4];
                 RA_UNROLL
                 for (int e = 4 * a; e < 4 * a + 4; e++) {
-                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e)));
-                    const __m256i hm = three ? _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)) : _mm256_setzero_si256();
+                    __m256i q[4];
+                    k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e))),
+                                     three ? _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)) : _mm256_setzero_si256(),
+                                     h, three, q);
                     RA_UNROLL
                     for (int c = 0; c < 4; c++) {
-                        __m256i q = _mm256_and_si256(c == 0 ? v : c == 1 ? _mm256_srli_epi16(v, 2) : c == 2 ? _mm256_srli_epi16(v, 4)
-                                                                                                            : _mm256_srli_epi16(v, 6), m3);
-                        if (three) {   // bit 4h + c of hmask, moved to bit 2
-                            const int bit = 4 * h + c;
-                            const __m256i hb = bit == 0 ? _mm256_slli_epi16(hm, 2) : bit == 1 ? _mm256_slli_epi16(hm, 1) : bit == 2 ? hm
-                                             : bit == 3 ? _mm256_srli_epi16(hm, 1) : bit == 4 ? _mm256_srli_epi16(hm, 2)
-                                             : bit == 5 ? _mm256_srli_epi16(hm, 3) : bit == 6 ? _mm256_srli_epi16(hm, 4) : _mm256_srli_epi16(hm, 5);
-                            q = _mm256_or_si256(q, _mm256_and_si256(hb, m4));
-                        }
-                        const __m256i s = _mm256_maddubs_epi16(q, bcast4(y + 128 * h + 32 * c + 4 * e));
+                        const __m256i s = _mm256_maddubs_epi16(q[c], bcast4(y + 128 * h + 32 * c + 4 * e));
                         t[c] = e == 4 * a ? s : _mm256_add_epi16(t[c], s);
                     }
                 }

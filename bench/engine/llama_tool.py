@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """llama.cpp side of the engine benchmark, through llama-cpp-python's low-level API.
 
-  llama_tool.py quantize IN.gguf OUT.gguf q8_0|q4_k_m|q5_k_m|q4_0|q4_1|q5_0|q5_1|q3_k_m|q2_k
+  llama_tool.py quantize IN.gguf OUT.gguf q8_0|q4_k_m|q5_k_m|q4_0|q4_1|q5_0|q5_1|q3_k_m|q2_k [--allow-requantize]
   llama_tool.py bench MODEL.gguf --threads N [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 
 bench (one process per measurement, like engine-bench --report): load time (model + context), RSS after
@@ -36,6 +36,7 @@ def quantize(a) -> None:
     params = L.llama_model_quantize_default_params()
     params.ftype = FTYPES[a.type]
     params.nthread = 2
+    params.allow_requantize = a.allow_requantize
     rc = L.llama_model_quantize(a.inp.encode(), a.out.encode(), ctypes.byref(params))
     if rc != 0:
         sys.exit(f"llama_model_quantize failed ({rc})")
@@ -126,6 +127,8 @@ def main() -> None:
     q.add_argument("inp")
     q.add_argument("out")
     q.add_argument("type", choices=sorted(FTYPES))
+    q.add_argument("--allow-requantize", action="store_true",
+                   help="quantize an already quantized file (its weights dequantized first), as llama-quantize does")
     b = sub.add_parser("bench")
     b.add_argument("model")
     b.add_argument("--threads", type=int, default=2)

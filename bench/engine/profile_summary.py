@@ -72,7 +72,8 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
 
 # Rows repacked at load (x8.c): bytes for every byte of the file's rows. Q4_K 1184 for 8 × 144, Q5_K 1440 for 8 × 176;
 # Q6_K and the 32-element types keep the file's bytes.
-REPACKED = {"q4_k_x8": 1184 / 1152, "q5_k_x8": 1440 / 1408, "q4_0_x8": 1.0, "q5_0_x8": 1.0, "q4_1_x8": 1.0, "q5_1_x8": 1.0, "q8_0_x8": 1.0, "q6_k_x8": 1.0}
+REPACKED = {"q4_k_x8": 1184 / 1152, "q5_k_x8": 1440 / 1408, "q4_0_x8": 1.0, "q5_0_x8": 1.0, "q4_1_x8": 1.0, "q5_1_x8": 1.0, "q8_0_x8": 1.0,
+            "q6_k_x8": 1.0, "q3_k_x8": 912 / 880, "q2_k_x8": 1.0}
 
 
 def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> None:

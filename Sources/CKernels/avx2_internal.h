@@ -274,6 +274,12 @@ void ra_avx2_multi_q4_k(int64_t n, const void *w, const void *x, int64_t xs, int
 void ra_avx2_multi_q5_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 void ra_avx2_multi_q6_k(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 float ra_avx2_dot_q3_k(int64_t n, const void *w, const void *x);
+float ra_avx2_dot_iq4_nl(int64_t n, const void *w, const void *x);
+void ra_avx2_multi_iq4_nl(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
+void ra_avx2_multi_iq4_xs(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
+float ra_avx2_dot_iq4_xs(int64_t n, const void *w, const void *x);
+void ra_avx2_rows_iq4_nl(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
+void ra_avx2_rows_iq4_xs(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
 float ra_avx2_dot_q2_k(int64_t n, const void *w, const void *x);
 void ra_avx2_rows_q3_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);
 void ra_avx2_rows_q2_k(int64_t n, const void *w, int64_t wrow, int64_t rows, const void *x, const float *side, float *out);

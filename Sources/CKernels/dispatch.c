@@ -128,6 +128,8 @@ static int dot_index(int type) {
     case RA_Q5_0: return RA_DI_Q5_0;
     case RA_Q5_1: return RA_DI_Q5_1;
     case RA_Q8_0: return RA_DI_Q8_0;
+    case RA_IQ4_NL: return RA_DI_IQ4_NL;
+    case RA_IQ4_XS: return RA_DI_IQ4_XS;
     case RA_Q2_K: return RA_DI_Q2_K;
     case RA_Q3_K: return RA_DI_Q3_K;
     case RA_Q4_K: return RA_DI_Q4_K;

@@ -164,18 +164,19 @@ const ra_dot_table ra_dots_avx2 = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
         [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_K] = ra_avx2_dot_q4_k, [RA_DI_Q5_K] = ra_avx2_dot_q5_k, [RA_DI_Q6_K] = ra_avx2_dot_q6_k,
-        [RA_DI_Q2_K] = ra_avx2_dot_q2_k, [RA_DI_Q3_K] = ra_avx2_dot_q3_k,
+        [RA_DI_Q2_K] = ra_avx2_dot_q2_k, [RA_DI_Q3_K] = ra_avx2_dot_q3_k, [RA_DI_IQ4_NL] = ra_avx2_dot_iq4_nl, [RA_DI_IQ4_XS] = ra_avx2_dot_iq4_xs,
     },
     .multi = {
         [RA_DI_F16] = ra_avx2_multi_f16, [RA_DI_Q4_0] = ra_avx2_multi_q4_0, [RA_DI_Q4_1] = ra_avx2_multi_q4_1, [RA_DI_Q5_0] = ra_avx2_multi_q5_0,
         [RA_DI_Q5_1] = ra_avx2_multi_q5_1, [RA_DI_Q8_0] = ra_avx2_multi_q8_0,
         [RA_DI_Q4_K] = ra_avx2_multi_q4_k, [RA_DI_Q5_K] = ra_avx2_multi_q5_k, [RA_DI_Q6_K] = ra_avx2_multi_q6_k,
-        [RA_DI_Q2_K] = ra_avx2_multi_q2_k, [RA_DI_Q3_K] = ra_avx2_multi_q3_k,
+        [RA_DI_Q2_K] = ra_avx2_multi_q2_k, [RA_DI_Q3_K] = ra_avx2_multi_q3_k, [RA_DI_IQ4_NL] = ra_avx2_multi_iq4_nl,
+        [RA_DI_IQ4_XS] = ra_avx2_multi_iq4_xs,
     },
     .rows = {
         [RA_DI_Q4_0] = ra_avx2_rows_q4_0, [RA_DI_Q4_1] = ra_avx2_rows_q4_1, [RA_DI_Q5_0] = ra_avx2_rows_q5_0, [RA_DI_Q5_1] = ra_avx2_rows_q5_1,
         [RA_DI_Q8_0] = ra_avx2_rows_q8_0, [RA_DI_Q4_K] = ra_avx2_rows_q4_k, [RA_DI_Q5_K] = ra_avx2_rows_q5_k, [RA_DI_Q6_K] = ra_avx2_rows_q6_k,
-        [RA_DI_Q2_K] = ra_avx2_rows_q2_k, [RA_DI_Q3_K] = ra_avx2_rows_q3_k,
+        [RA_DI_Q2_K] = ra_avx2_rows_q2_k, [RA_DI_Q3_K] = ra_avx2_rows_q3_k, [RA_DI_IQ4_NL] = ra_avx2_rows_iq4_nl, [RA_DI_IQ4_XS] = ra_avx2_rows_iq4_xs,
     },
 };
 

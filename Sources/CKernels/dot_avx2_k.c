@@ -413,6 +413,91 @@ RA_AVX2 float ra_avx2_dot_q6_k(int64_t n, const void *w, const void *x) { return
 RA_AVX2 float ra_avx2_dot_q3_k(int64_t n, const void *w, const void *x) { return dot_q3_k(n, w, x); }
 RA_AVX2 float ra_avx2_dot_q2_k(int64_t n, const void *w, const void *x) { return dot_q2_k(n, w, x); }
 
+// IQ4_NL and IQ4_XS: the 16 levels looked up by vpshufb on a block's nibbles (its low nibbles, elements 0-15, in the
+// low half, its high nibbles in the high half), then signed × signed through vpsignb: |w| against x with w's sign in
+// vpmaddubsw (a pair at most 2 · 127 · 127 = 32258; no level is 0 or -128). Per block (IQ4_XS: per super-block, the
+// blocks' sums weighted by their scales) the exact int32 sum, then the scalar dot's fma.
+RA_AVX2_INLINE __m256i iq4_levels(const uint8_t *qs, const __m256i lut) {
+    const __m128i q = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15)));
+}
+
+// IQ4_NL (k256 = 0, Q8_0 activations) or IQ4_XS (k256 = 1, Q8_K) against up to 4 activation rows (the dots are this
+// with one row): each weight block's levels looked up once for all rows; per block (IQ4_XS: super-block) each row's
+// exact int32 sum, then its fma in the scalar dot's order. IQ4_NL reduces 4 blocks' sums of a row at a time.
+RA_AVX2_INLINE void iq4_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf,
+                             const int k256) {
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ra_iq4_levels)), ones = _mm256_set1_epi16(1);
+    float acc[4] = { 0, 0, 0, 0 };
+    if (k256) {
+        const blk_iq4_xs *a = w;
+        for (int64_t i = 0; i < n / QK_K; i++) {
+            if (pf) ra_prefetch_ahead(a + i, sizeof(blk_iq4_xs));
+            __m256i si[4];
+            for (int k = 0; k < nx; k++) si[k] = _mm256_setzero_si256();
+            for (int j = 0; j < 8; j++) {
+                const __m256i v = iq4_levels(a[i].qs + 16 * j, lut), av = _mm256_sign_epi8(v, v);
+                const __m256i sc = _mm256_set1_epi16((short)ra_iq4_xs_scale(&a[i], j));
+                for (int k = 0; k < nx; k++) {
+                    const blk_q8_k *b = (const blk_q8_k *)(const void *)((const uint8_t *)x + k * xs) + i;
+                    const __m256i p = _mm256_maddubs_epi16(av, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)(b->qs + 32 * j)), v));
+                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(p, sc));
+                }
+            }
+            const float dw = ra_f16_table[a[i].d];
+            for (int k = 0; k < nx; k++) {
+                const blk_q8_k *b = (const blk_q8_k *)(const void *)((const uint8_t *)x + k * xs) + i;
+                acc[k] = __builtin_fmaf((float)hsum_epi32(si[k]), dw * b->d, acc[k]);
+            }
+        }
+    } else {
+        const blk_iq4_nl *a = w;
+        const int64_t nb = n / 32;
+        for (int64_t i = 0; i < nb; i += 4) {
+            const int m = nb - i < 4 ? (int)(nb - i) : 4;
+            __m256i s[4][4];   // [row k][block c]
+            for (int c = 0; c < 4; c++) {
+                if (c >= m) { for (int k = 0; k < nx; k++) s[k][c] = _mm256_setzero_si256(); continue; }
+                if (pf) ra_prefetch_ahead(a + i + c, sizeof(blk_iq4_nl));
+                const __m256i v = iq4_levels(a[i + c].qs, lut), av = _mm256_sign_epi8(v, v);
+                for (int k = 0; k < nx; k++) {
+                    const blk_q8_0 *b = (const blk_q8_0 *)(const void *)((const uint8_t *)x + k * xs) + i + c;
+                    s[k][c] = _mm256_madd_epi16(_mm256_maddubs_epi16(av, _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)b->qs), v)), ones);
+                }
+            }
+            for (int k = 0; k < nx; k++) {
+                int32_t sum[4];
+                _mm_storeu_si128((__m128i *)sum, hsum4_epi32(s[k][0], s[k][1], s[k][2], s[k][3]));
+                for (int c = 0; c < m; c++) {
+                    const blk_q8_0 *b = (const blk_q8_0 *)(const void *)((const uint8_t *)x + k * xs) + i + c;
+                    acc[k] = __builtin_fmaf((float)sum[c], ra_f16_table[a[i + c].d] * ra_f16_table[b->d], acc[k]);
+                }
+            }
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = acc[k];
+}
+RA_AVX2_INLINE void multi_iq4_nl_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    iq4_rows(n, w, x, xs, out, os, nx, 0, 0);
+}
+RA_MULTI_WRAPPERS(multi_iq4_nl)
+RA_AVX2_INLINE void multi_iq4_xs_m(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx) {
+    iq4_rows(n, w, x, xs, out, os, nx, 0, 1);
+}
+RA_MULTI_WRAPPERS(multi_iq4_xs)
+RA_AVX2_INLINE float dot_iq4_nl(int64_t n, const void *w, const void *x) {
+    float r;
+    iq4_rows(n, w, x, 0, &r, 0, 1, 1, 0);
+    return r;
+}
+RA_AVX2_INLINE float dot_iq4_xs(int64_t n, const void *w, const void *x) {
+    float r;
+    iq4_rows(n, w, x, 0, &r, 0, 1, 1, 1);
+    return r;
+}
+RA_AVX2 float ra_avx2_dot_iq4_nl(int64_t n, const void *w, const void *x) { return dot_iq4_nl(n, w, x); }
+RA_AVX2 float ra_avx2_dot_iq4_xs(int64_t n, const void *w, const void *x) { return dot_iq4_xs(n, w, x); }
+
 // Decode rows (one activation row against a run of weight rows): the dots above row after row, bit for bit, each
 // row also prefetching one line RA_PREFETCH_FAR ahead as the 32-element rows kernels do. The dots' own prefetches
 // run only 4 KiB ahead, so on 4 KiB pages each page's TLB walk otherwise stalls the stream when its first lines are
@@ -433,5 +518,7 @@ RA_K_ROWS(ra_avx2_rows_q5_k, dot_q5_k)
 RA_K_ROWS(ra_avx2_rows_q6_k, dot_q6_k)
 RA_K_ROWS(ra_avx2_rows_q3_k, dot_q3_k)
 RA_K_ROWS(ra_avx2_rows_q2_k, dot_q2_k)
+RA_K_ROWS(ra_avx2_rows_iq4_nl, dot_iq4_nl)
+RA_K_ROWS(ra_avx2_rows_iq4_xs, dot_iq4_xs)
 
 #endif

@@ -195,14 +195,16 @@ const ra_dot_table ra_dots_neon = {
         [RA_DI_Q4_0] = q4_0_neon_dot, [RA_DI_Q4_1] = q4_1_neon_dot, [RA_DI_Q5_0] = q5_0_neon_dot,
         [RA_DI_Q5_1] = q5_1_neon_dot, [RA_DI_Q8_0] = q8_0_neon_dot,
         [RA_DI_Q4_K] = ra_neon_q4_k_dot, [RA_DI_Q5_K] = ra_neon_q5_k_dot, [RA_DI_Q6_K] = ra_neon_q6_k_dot,
-        [RA_DI_Q2_K] = ra_neon_q2_k_dot, [RA_DI_Q3_K] = ra_neon_q3_k_dot,
+        [RA_DI_Q2_K] = ra_neon_q2_k_dot, [RA_DI_Q3_K] = ra_neon_q3_k_dot, [RA_DI_IQ4_NL] = ra_neon_iq4_nl_dot,
+        [RA_DI_IQ4_XS] = ra_neon_iq4_xs_dot,
     },
     .multi = {
         [RA_DI_F32] = f32_neon_multi, [RA_DI_F16] = f16_neon_multi, [RA_DI_BF16] = bf16_neon_multi,
         [RA_DI_Q4_0] = q4_0_neon_multi, [RA_DI_Q4_1] = q4_1_neon_multi, [RA_DI_Q5_0] = q5_0_neon_multi,
         [RA_DI_Q5_1] = q5_1_neon_multi, [RA_DI_Q8_0] = q8_0_neon_multi,
         [RA_DI_Q4_K] = ra_neon_q4_k_multi, [RA_DI_Q5_K] = ra_neon_q5_k_multi, [RA_DI_Q6_K] = ra_neon_q6_k_multi,
-        [RA_DI_Q2_K] = ra_neon_q2_k_multi, [RA_DI_Q3_K] = ra_neon_q3_k_multi,
+        [RA_DI_Q2_K] = ra_neon_q2_k_multi, [RA_DI_Q3_K] = ra_neon_q3_k_multi, [RA_DI_IQ4_NL] = ra_neon_iq4_nl_multi,
+        [RA_DI_IQ4_XS] = ra_neon_iq4_xs_multi,
     },
 };
 
@@ -219,13 +221,15 @@ const ra_dot_table ra_dots_neon_dotprod = {
         [RA_DI_Q4_0] = q4_0_sdot_dot, [RA_DI_Q4_1] = q4_1_sdot_dot, [RA_DI_Q5_0] = q5_0_sdot_dot,
         [RA_DI_Q5_1] = q5_1_sdot_dot, [RA_DI_Q8_0] = q8_0_sdot_dot,
         [RA_DI_Q4_K] = ra_sdot_q4_k_dot, [RA_DI_Q5_K] = ra_sdot_q5_k_dot, [RA_DI_Q6_K] = ra_sdot_q6_k_dot,
-        [RA_DI_Q2_K] = ra_sdot_q2_k_dot, [RA_DI_Q3_K] = ra_sdot_q3_k_dot,
+        [RA_DI_Q2_K] = ra_sdot_q2_k_dot, [RA_DI_Q3_K] = ra_sdot_q3_k_dot, [RA_DI_IQ4_NL] = ra_sdot_iq4_nl_dot,
+        [RA_DI_IQ4_XS] = ra_sdot_iq4_xs_dot,
     },
     .multi = {
         [RA_DI_Q4_0] = q4_0_sdot_multi, [RA_DI_Q4_1] = q4_1_sdot_multi, [RA_DI_Q5_0] = q5_0_sdot_multi,
         [RA_DI_Q5_1] = q5_1_sdot_multi, [RA_DI_Q8_0] = q8_0_sdot_multi,
         [RA_DI_Q4_K] = ra_sdot_q4_k_multi, [RA_DI_Q5_K] = ra_sdot_q5_k_multi, [RA_DI_Q6_K] = ra_sdot_q6_k_multi,
-        [RA_DI_Q2_K] = ra_sdot_q2_k_multi, [RA_DI_Q3_K] = ra_sdot_q3_k_multi,
+        [RA_DI_Q2_K] = ra_sdot_q2_k_multi, [RA_DI_Q3_K] = ra_sdot_q3_k_multi, [RA_DI_IQ4_NL] = ra_sdot_iq4_nl_multi,
+        [RA_DI_IQ4_XS] = ra_sdot_iq4_xs_multi,
     },
 };
 #else

@@ -1,4 +1,4 @@
-// NEON kernels of the K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K × Q8_K activations) for aarch64: dots and multi-row kernels,
+// NEON kernels of the K-quants (Q2_K, Q3_K, Q4_K, Q5_K, Q6_K × Q8_K activations) and of IQ4_NL / IQ4_XS for aarch64: dots and multi-row kernels,
 // plain ARMv8 and ARMv8.2 SDOT, made by RA_NEON_KERNELS (neon_internal.h) and entered into the tables of
 // dot_neon.c. Per super-block the integer sums are exact and the float step is dot_scalar.c's expression, so a
 // row gives what the scalar kernel gives up to that expression's rounding (Q4_K, Q6_K) or bit for bit (Q2_K, Q3_K, Q5_K).
@@ -211,11 +211,60 @@ RA_INLINE void rows_q2_k(int64_t n, const void *w, const void *x, int64_t xs, co
     k16_low_rows(n, w, x, xs, nx, out, os, f, 0);
 }
 
+// IQ4_NL (xs = 0, Q8_0 activations) and IQ4_XS (Q8_K): the 16 levels looked up by TBL on a block's nibbles, dotted
+// signed with the activations (|level| <= 127); per block (IQ4_XS: per super-block, the blocks' sums weighted by their
+// scales) the exact int32 sum, then dot_scalar.c's fma: the scalar kernel's bits.
+RA_INLINE void iq4_rows(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, idot32_fn idot32,
+                        const int k256) {
+    const int8x16_t levels = vld1q_s8(ra_iq4_levels);
+    const uint8x16_t m4 = vdupq_n_u8(15);
+    float s[4] = { 0, 0, 0, 0 };
+    const int64_t nb = k256 ? n / QK_K : n / 32;
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *qs;
+        if (k256) {
+            qs = ((const blk_iq4_xs *)w)[i].qs;
+            ra_prefetch_ahead((const blk_iq4_xs *)w + i, sizeof(blk_iq4_xs));
+        } else {
+            qs = ((const blk_iq4_nl *)w)[i].qs;
+            ra_prefetch_ahead((const blk_iq4_nl *)w + i, sizeof(blk_iq4_nl));
+        }
+        int32x4_t acc[4];
+        for (int k = 0; k < nx; k++) acc[k] = vdupq_n_s32(0);
+        for (int j = 0; j < (k256 ? 8 : 1); j++) {
+            const uint8x16_t q = vld1q_u8(qs + 16 * j);
+            const int8x16_t lo = vqtbl1q_s8(levels, vandq_u8(q, m4)), hi = vqtbl1q_s8(levels, vshrq_n_u8(q, 4));
+            const int sc = k256 ? ra_iq4_xs_scale((const blk_iq4_xs *)w + i, j) : 1;
+            for (int k = 0; k < nx; k++) {
+                const int8_t *y = k256 ? RA_Q8K(x, xs, k, i)->qs + 32 * j : ((const blk_q8_0 *)RA_XROW(x, xs, k))[i].qs;
+                acc[k] = vmlaq_n_s32(acc[k], idot32(lo, hi, vld1q_s8(y), vld1q_s8(y + 16)), sc);
+            }
+        }
+        for (int k = 0; k < nx; k++) {
+            const int sumi = vaddvq_s32(acc[k]);
+            const float dw = ra_f16_table[k256 ? ((const blk_iq4_xs *)w)[i].d : ((const blk_iq4_nl *)w)[i].d];
+            const float dx = k256 ? RA_Q8K(x, xs, k, i)->d : ra_f16_table[((const blk_q8_0 *)RA_XROW(x, xs, k))[i].d];
+            s[k] = __builtin_fmaf((float)sumi, dw * dx, s[k]);
+        }
+    }
+    for (int k = 0; k < nx; k++) out[k * os] = s[k];
+}
+
+RA_INLINE void rows_iq4_nl(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, idot32_fn f) {
+    iq4_rows(n, w, x, xs, nx, out, os, f, 0);
+}
+
+RA_INLINE void rows_iq4_xs(int64_t n, const void *w, const void *x, int64_t xs, const int nx, float *out, int64_t os, idot32_fn f) {
+    iq4_rows(n, w, x, xs, nx, out, os, f, 1);
+}
+
 RA_NEON_KERNELS(, ra_neon_q4_k, rows_q4_k, idot32_mull)
 RA_NEON_KERNELS(, ra_neon_q5_k, rows_q5_k, idot32_mull)
 RA_NEON_KERNELS(, ra_neon_q6_k, rows_q6_k, idot16_mull)
 RA_NEON_KERNELS(, ra_neon_q3_k, rows_q3_k, idot16_mull)
 RA_NEON_KERNELS(, ra_neon_q2_k, rows_q2_k, idot16_mull)
+RA_NEON_KERNELS(, ra_neon_iq4_nl, rows_iq4_nl, idot32_mull)
+RA_NEON_KERNELS(, ra_neon_iq4_xs, rows_iq4_xs, idot32_mull)
 
 #if RA_NEON_SDOT
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q4_k, rows_q4_k, idot32_sdot)
@@ -223,6 +272,8 @@ RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q5_k, rows_q5_k, idot32_sdot)
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q6_k, rows_q6_k, idot16_sdot)
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q3_k, rows_q3_k, idot16_sdot)
 RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_q2_k, rows_q2_k, idot16_sdot)
+RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_iq4_nl, rows_iq4_nl, idot32_sdot)
+RA_NEON_KERNELS(RA_DOTPROD, ra_sdot_iq4_xs, rows_iq4_xs, idot32_sdot)
 #endif
 
 #endif

@@ -249,11 +249,49 @@ static float dot_q3_k(int64_t n, const void *w, const void *x) {
     return acc;
 }
 
+// IQ4_NL and IQ4_XS: the nibbles looked up in the 16 levels; per block (IQ4_XS: per super-block, the blocks' sums
+// weighted by their scales) the exact int32 sum, then acc = fma(I, d · d_x, acc): the float order of every path.
+static float dot_iq4_nl(int64_t n, const void *w, const void *x) {
+    const blk_iq4_nl *a = w;
+    const blk_q8_0 *b = x;
+    float acc = 0;
+    for (int64_t i = 0; i < n / 32; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_iq4_nl));
+        int8_t q[32];
+        for (int j = 0; j < 16; j++) {
+            q[j] = ra_iq4_levels[a[i].qs[j] & 15];
+            q[j + 16] = ra_iq4_levels[a[i].qs[j] >> 4];
+        }
+        acc = fmaf((float)idot(q, b[i].qs, 32), ra_f16_table[a[i].d] * ra_f16_table[b[i].d], acc);
+    }
+    return acc;
+}
+
+static float dot_iq4_xs(int64_t n, const void *w, const void *x) {
+    const blk_iq4_xs *a = w;
+    const blk_q8_k *b = x;
+    float acc = 0;
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        ra_prefetch_ahead(a + i, sizeof(blk_iq4_xs));
+        int sumi = 0;
+        for (int j = 0; j < 8; j++) {
+            int8_t q[32];
+            for (int l = 0; l < 16; l++) {
+                q[l] = ra_iq4_levels[a[i].qs[16 * j + l] & 15];
+                q[l + 16] = ra_iq4_levels[a[i].qs[16 * j + l] >> 4];
+            }
+            sumi += ra_iq4_xs_scale(&a[i], j) * idot(q, b[i].qs + 32 * j, 32);
+        }
+        acc = fmaf((float)sumi, ra_f16_table[a[i].d] * b[i].d, acc);
+    }
+    return acc;
+}
+
 const ra_dot_table ra_dots_scalar = {
     .dot = {
         [RA_DI_F32] = dot_f32, [RA_DI_F16] = dot_f16, [RA_DI_BF16] = dot_bf16,
         [RA_DI_Q4_0] = dot_q4_0, [RA_DI_Q4_1] = dot_q4_1, [RA_DI_Q5_0] = dot_q5_0, [RA_DI_Q5_1] = dot_q5_1,
         [RA_DI_Q8_0] = dot_q8_0, [RA_DI_Q4_K] = dot_q4_k, [RA_DI_Q5_K] = dot_q5_k, [RA_DI_Q6_K] = dot_q6_k,
-        [RA_DI_Q2_K] = dot_q2_k, [RA_DI_Q3_K] = dot_q3_k,
+        [RA_DI_Q2_K] = dot_q2_k, [RA_DI_Q3_K] = dot_q3_k, [RA_DI_IQ4_NL] = dot_iq4_nl, [RA_DI_IQ4_XS] = dot_iq4_xs,
     },
 };

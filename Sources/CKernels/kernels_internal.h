@@ -24,6 +24,11 @@ typedef struct { uint8_t scales[16]; uint8_t qs[64]; uint16_t d, dmin; } blk_q2_
 // Q3_K: x = d · (s - 32) · (q - 4 · !hbit), q two low bits, hbit in hmask, s six bits a 16 elements (12 bytes).
 typedef struct { uint8_t hmask[32]; uint8_t qs[64]; uint8_t scales[12]; uint16_t d; } blk_q3_k;
 typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qs[128]; } blk_q4_k;
+// IQ4_NL: x = d · kvalues[nibble] (low nibbles elements 0-15, high 16-31), kvalues the 16 non-linear levels below.
+typedef struct { uint16_t d; uint8_t qs[16]; } blk_iq4_nl;
+// IQ4_XS: IQ4_NL's nibbles in 8 blocks of 32 under one d, each with a six-bit scale (low four bits in scales_l, two
+// bits at 2j of scales_h) minus 32.
+typedef struct { uint16_t d, scales_h; uint8_t scales_l[4]; uint8_t qs[128]; } blk_iq4_xs;
 typedef struct { uint16_t d, dmin; uint8_t scales[12]; uint8_t qh[32]; uint8_t qs[128]; } blk_q5_k;
 typedef struct { uint8_t ql[128]; uint8_t qh[64]; int8_t scales[16]; uint16_t d; } blk_q6_k;
 typedef struct { float d; int8_t qs[256]; int16_t bsums[16]; } blk_q8_k;
@@ -37,6 +42,8 @@ _Static_assert(sizeof(blk_q8_1) == 36, "q8_1");
 _Static_assert(sizeof(blk_q2_k) == 84, "q2_K");
 _Static_assert(sizeof(blk_q3_k) == 110, "q3_K");
 _Static_assert(sizeof(blk_q4_k) == 144, "q4_K");
+_Static_assert(sizeof(blk_iq4_nl) == 18, "iq4_nl");
+_Static_assert(sizeof(blk_iq4_xs) == 136, "iq4_xs");
 _Static_assert(sizeof(blk_q5_k) == 176, "q5_K");
 _Static_assert(sizeof(blk_q6_k) == 210, "q6_K");
 _Static_assert(sizeof(blk_q8_k) == 292, "q8_K");
@@ -89,6 +96,14 @@ static inline void ra_unpack_scales_q3_k(const uint8_t *s, int8_t sc[16]) {
     ra_unpack_scales_q3_k_words(s, u);
     const uint8_t *b = (const uint8_t *)u;
     for (int k = 0; k < 16; k++) sc[k] = (int8_t)(b[k] - 32);
+}
+
+// The 16 levels of IQ4_NL and IQ4_XS (ggml's kvalues_iq4nl), a nibble's value before the scale.
+static const int8_t ra_iq4_levels[16] = { -127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113 };
+
+// Block j's scale of an IQ4_XS super-block, offset 32 removed (-32..31).
+static inline int ra_iq4_xs_scale(const blk_iq4_xs *b, int j) {
+    return (((b->scales_l[j / 2] >> (4 * (j % 2))) & 15) | (((b->scales_h >> (2 * j)) & 3) << 4)) - 32;
 }
 
 // float value of every half (filled by ra_kernels_init; the dot paths load scales from it so that
@@ -282,7 +297,7 @@ typedef void (*ra_dot_multi_fn)(int64_t n, const void *w, const void *x, int64_t
 
 // Index of a type in the dot tables (dense), or -1.
 enum { RA_DI_F32, RA_DI_F16, RA_DI_BF16, RA_DI_Q4_0, RA_DI_Q4_1, RA_DI_Q5_0, RA_DI_Q5_1, RA_DI_Q8_0,
-       RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_Q2_K, RA_DI_Q3_K, RA_DI_COUNT };
+       RA_DI_Q4_K, RA_DI_Q5_K, RA_DI_Q6_K, RA_DI_Q2_K, RA_DI_Q3_K, RA_DI_IQ4_NL, RA_DI_IQ4_XS, RA_DI_COUNT };
 
 // Decode: out[r] = the dot of weight row r (rows of wrow bytes from w) with one activation row, r < rows, bit for bit
 // what the same table's dot gives. side: the activation row's scales from ra_matmul_side (converted once per product),

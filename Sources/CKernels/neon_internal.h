@@ -96,6 +96,10 @@ float ra_neon_q3_k_dot(int64_t n, const void *w, const void *x);
 void ra_neon_q3_k_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 float ra_neon_q2_k_dot(int64_t n, const void *w, const void *x);
 void ra_neon_q2_k_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
+float ra_neon_iq4_nl_dot(int64_t n, const void *w, const void *x);
+void ra_neon_iq4_nl_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
+float ra_neon_iq4_xs_dot(int64_t n, const void *w, const void *x);
+void ra_neon_iq4_xs_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 #if RA_NEON_SDOT
 float ra_sdot_q4_k_dot(int64_t n, const void *w, const void *x);
 void ra_sdot_q4_k_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
@@ -107,6 +111,10 @@ float ra_sdot_q3_k_dot(int64_t n, const void *w, const void *x);
 void ra_sdot_q3_k_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 float ra_sdot_q2_k_dot(int64_t n, const void *w, const void *x);
 void ra_sdot_q2_k_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
+float ra_sdot_iq4_nl_dot(int64_t n, const void *w, const void *x);
+void ra_sdot_iq4_nl_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
+float ra_sdot_iq4_xs_dot(int64_t n, const void *w, const void *x);
+void ra_sdot_iq4_xs_multi(int64_t n, const void *w, const void *x, int64_t xs, int nx, float *out, int64_t os);
 
 // ops_neon.c: 1 when the calling thread's kernel path is a NEON one (the operations below are used only then).
 int ra_neon_ops_enabled(void);

@@ -26,6 +26,7 @@ int ra_type_supported(int type) {
     switch (type) {
     case RA_F32: case RA_F16: case RA_BF16: case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1:
     case RA_Q8_0: case RA_Q8_1: case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K:
+    case RA_IQ4_NL: case RA_IQ4_XS:
         return 1;
     default:
         return 0;
@@ -35,9 +36,9 @@ int ra_type_supported(int type) {
 int64_t ra_type_block_size(int type) {
     switch (type) {
     case RA_F32: case RA_F16: case RA_BF16: return 1;
-    case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1: case RA_Q8_0: case RA_Q8_1:
+    case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1: case RA_Q8_0: case RA_Q8_1: case RA_IQ4_NL:
     case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q4_1_X8: case RA_Q5_1_X8: case RA_Q8_0_X8: return 32;
-    case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K:
+    case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K: case RA_IQ4_XS:
     case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8: case RA_Q3_K_X8: case RA_Q2_K_X8: return QK_K;
     default: return 0;
     }
@@ -53,6 +54,8 @@ int64_t ra_type_block_bytes(int type) {
     case RA_Q5_1: return sizeof(blk_q5_1);
     case RA_Q8_0: return sizeof(blk_q8_0);
     case RA_Q8_1: return sizeof(blk_q8_1);
+    case RA_IQ4_NL: return sizeof(blk_iq4_nl);
+    case RA_IQ4_XS: return sizeof(blk_iq4_xs);
     case RA_Q2_K: return sizeof(blk_q2_k);
     case RA_Q3_K: return sizeof(blk_q3_k);
     case RA_Q4_K: return sizeof(blk_q4_k);
@@ -85,10 +88,10 @@ int ra_vec_dot_type(int weight_type) {
     case RA_F32: return RA_F32;
     case RA_F16: return RA_F16;
     case RA_BF16: return RA_BF16;
-    case RA_Q4_0: case RA_Q5_0: case RA_Q8_0: case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q8_0_X8: return RA_Q8_0;
+    case RA_Q4_0: case RA_Q5_0: case RA_Q8_0: case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q8_0_X8: case RA_IQ4_NL: return RA_Q8_0;
     case RA_Q4_1: case RA_Q5_1: case RA_Q4_1_X8: case RA_Q5_1_X8: return RA_Q8_1;
     case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8:
-    case RA_Q3_K_X8: case RA_Q2_K_X8:
+    case RA_Q3_K_X8: case RA_Q2_K_X8: case RA_IQ4_XS:
         return RA_Q8_K;
     default: return -1;
     }
@@ -462,6 +465,30 @@ static void dequant_q3_k(const blk_q3_k *b, float *y, int64_t nb) {
     }
 }
 
+static void dequant_iq4_nl(const blk_iq4_nl *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++, y += 32) {
+        const float d = ra_h2f(b[i].d);
+        for (int j = 0; j < 16; j++) {
+            y[j] = d * (float)ra_iq4_levels[b[i].qs[j] & 15];
+            y[j + 16] = d * (float)ra_iq4_levels[b[i].qs[j] >> 4];
+        }
+    }
+}
+
+static void dequant_iq4_xs(const blk_iq4_xs *b, float *y, int64_t nb) {
+    for (int64_t i = 0; i < nb; i++) {
+        const float d = ra_h2f(b[i].d);
+        for (int j = 0; j < 8; j++, y += 32) {
+            const float dl = d * (float)ra_iq4_xs_scale(&b[i], j);
+            const uint8_t *q = b[i].qs + 16 * j;
+            for (int l = 0; l < 16; l++) {
+                y[l] = dl * (float)ra_iq4_levels[q[l] & 15];
+                y[l + 16] = dl * (float)ra_iq4_levels[q[l] >> 4];
+            }
+        }
+    }
+}
+
 static void dequant_q6_k(const blk_q6_k *b, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         const float d = ra_h2f(b[i].d);
@@ -501,6 +528,8 @@ void ra_dequantize_row(int type, const void *src, float *dst, int64_t n) {
     case RA_Q5_1: dequant_q5_1(src, dst, nb); break;
     case RA_Q8_0: dequant_q8_0(src, dst, nb); break;
     case RA_Q8_1: dequant_q8_1(src, dst, nb); break;
+    case RA_IQ4_NL: dequant_iq4_nl(src, dst, nb); break;
+    case RA_IQ4_XS: dequant_iq4_xs(src, dst, nb); break;
     case RA_Q2_K: dequant_q2_k(src, dst, nb); break;
     case RA_Q3_K: dequant_q3_k(src, dst, nb); break;
     case RA_Q4_K: dequant_q4_k(src, dst, nb); break;

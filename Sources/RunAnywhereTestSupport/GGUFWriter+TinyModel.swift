@@ -98,7 +98,7 @@ extension GGUFWriter {
     /// - Precondition: `weightType` is a type ``encode(_:as:)`` writes, and every row length is a multiple of its
     ///   block; `vocabSize >= 259`.
     public static func tinyModel(_ spec: TinyModelSpec) -> GGUFWriter {
-        precondition([.f32, .f16, .q8_0, .q6_K, .q3_K, .q2_K].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
+        precondition([.f32, .f16, .q8_0, .q6_K, .q3_K, .q2_K, .iq4_nl, .iq4_xs].contains(spec.weightType) || ra_quantize_supported(Int32(spec.weightType.rawValue)) != 0,
                      "tinyModel cannot write \(spec.weightType.name) matrices")
         precondition(spec.vocabSize >= 259, "vocabulary needs at least 259 tokens")
         let arch = spec.architecture.rawValue
@@ -179,9 +179,9 @@ extension GGUFWriter {
         return w
     }
 
-    /// Encodes floats as F32, F16, Q8_0, Q6_K, Q3_K or Q2_K bytes written here (Q8_0: blocks of 32, scale = max|x| / 127
-    /// stored as F16, values rounded half away from zero; the K-quants: ``encodeQ6K(_:)``, ``encodeQ3K(_:)``,
-    /// ``encodeQ2K(_:)``), or in another block format through the engine's quantizers.
+    /// Encodes floats as F32, F16, Q8_0, Q6_K, Q3_K, Q2_K, IQ4_NL or IQ4_XS bytes written here (Q8_0: blocks of 32, scale =
+    /// max|x| / 127 stored as F16, values rounded half away from zero; the others: ``encodeQ6K(_:)``, ``encodeQ3K(_:)``,
+    /// ``encodeQ2K(_:)``, ``encodeIQ4(_:superBlocks:)``), or in another block format through the engine's quantizers.
     public static func encode(_ values: [Float], as type: GGMLType) -> [UInt8] {
         var out: [UInt8] = []
         switch type {
@@ -210,6 +210,8 @@ extension GGUFWriter {
             out = encodeQ3K(values)
         case .q2_K:
             out = encodeQ2K(values)
+        case .iq4_nl, .iq4_xs:
+            out = encodeIQ4(values, superBlocks: type == .iq4_xs)
         default:
             // Other block formats through the engine's own quantizers (BF16, Q4_0, Q4_1, Q5_0, Q5_1).
             precondition(ra_quantize_supported(Int32(type.rawValue)) != 0, "encode(_:as:) cannot write \(type.name)")
@@ -316,6 +318,47 @@ extension GGUFWriter {
             out[o + 81] = UInt8(dBits >> 8)
             out[o + 82] = UInt8(mBits & 0xFF)
             out[o + 83] = UInt8(mBits >> 8)
+        }
+        return out
+    }
+
+    /// IQ4_NL (blocks of 32: F16 d, 16 bytes of nibbles) or, with `superBlocks`, IQ4_XS (256 values: F16 d, the blocks'
+    /// six-bit scales in scales_h and scales_l, 128 bytes of nibbles) in llama.cpp's layout, by a plain quantizer: a block's
+    /// step max|x| / 127 (IQ4_XS: d = the largest step / 31, each block's scale round(step / d)), each value the nearest of
+    /// the 16 levels (-127 ... 113) after dividing by the step.
+    public static func encodeIQ4(_ values: [Float], superBlocks: Bool) -> [UInt8] {
+        let levels: [Float] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
+        func nibbles(_ v: ArraySlice<Float>, step: Float) -> [UInt8] {
+            let idx = v.map { x -> Int in
+                let t = step == 0 ? 0 : x / step
+                return levels.indices.min { abs(levels[$0] - t) < abs(levels[$1] - t) } ?? 0
+            }
+            return (0..<16).map { UInt8(idx[$0]) | UInt8(idx[$0 + 16]) << 4 }
+        }
+        func amax(_ v: ArraySlice<Float>) -> Float { v.reduce(Float(0)) { max($0, abs($1)) } }
+        var out: [UInt8] = []
+        if !superBlocks {
+            precondition(values.count % 32 == 0, "IQ4_NL needs a multiple of 32 values")
+            for b in 0..<(values.count / 32) {
+                let v = values[(32 * b)..<(32 * b + 32)]
+                let dBits = halfBits(amax(v) / 127)
+                out += [UInt8(dBits & 0xFF), UInt8(dBits >> 8)] + nibbles(v, step: floatOfHalf(dBits))
+            }
+            return out
+        }
+        precondition(values.count % 256 == 0, "IQ4_XS needs a multiple of 256 values")
+        for b in 0..<(values.count / 256) {
+            let steps = (0..<8).map { j in amax(values[(256 * b + 32 * j)..<(256 * b + 32 * j + 32)]) / 127 }
+            let dBits = halfBits((steps.max() ?? 0) / 31), d = floatOfHalf(dBits)
+            let scales = steps.map { d == 0 ? 0 : min(31, max(-32, Int(($0 / d).rounded()))) }
+            var high: UInt16 = 0, low = [UInt8](repeating: 0, count: 4), qs: [UInt8] = []
+            for (j, sc) in scales.enumerated() {
+                let u = sc + 32
+                low[j / 2] |= UInt8(u & 15) << (4 * (j % 2))
+                high |= UInt16(u >> 4) << (2 * j)
+                qs += nibbles(values[(256 * b + 32 * j)..<(256 * b + 32 * j + 32)], step: d * Float(sc))
+            }
+            out += [UInt8(dBits & 0xFF), UInt8(dBits >> 8), UInt8(high & 0xFF), UInt8(high >> 8)] + low + qs
         }
         return out
     }

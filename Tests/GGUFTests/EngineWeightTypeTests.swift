@@ -53,8 +53,8 @@ struct EngineWeightTypeTests {
         }
     }
 
-    @Test("a Q2_K or Q3_K model computes what its dequantized F32 twin computes, and its prompt in one batch gives the logits of token-by-token decoding bit for bit, on every path",
-          arguments: [GGMLType.q2_K, .q3_K], KernelPath.available)
+    @Test("a Q2_K, Q3_K, IQ4_NL or IQ4_XS model computes what its dequantized F32 twin computes, and its prompt in one batch gives the logits of token-by-token decoding bit for bit, on every path",
+          arguments: [GGMLType.q2_K, .q3_K, .iq4_nl, .iq4_xs], KernelPath.available)
     func lowBitKQuants(type: GGMLType, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-lowbit")
         defer { dir.remove() }

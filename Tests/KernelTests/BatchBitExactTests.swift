@@ -3,7 +3,7 @@ import Testing
 
 extension DotProductTests {
     /// The block types whose batches are bit-identical to the single-row dot on every path.
-    static let bitExactBatchTypes = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K]
+    static let bitExactBatchTypes = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .iq4_NL, .iq4_XS]
     /// The types of 32-element blocks (the AVX2 panels that take the activation scales as floats).
     static let b32Types = [KType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0]
 
@@ -16,7 +16,7 @@ extension DotProductTests {
         bitExactBatchTypes.contains { $0.id == t.id }
     }
 
-    @Test("Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K and Q6_K batches are bit-identical to the single-row dot on every path (a prompt equals token by token)",
+    @Test("Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL and IQ4_XS batches are bit-identical to the single-row dot on every path (a prompt equals token by token)",
           arguments: bitExactBatchTypes)
     func blockBatchesBitExact(_ t: KType) {
         var rng = SeededRandom(seed: 1919 + UInt64(t.id))

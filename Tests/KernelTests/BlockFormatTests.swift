@@ -10,7 +10,7 @@ struct BlockFormatTests {
             (.f32, 1, 4, .f32), (.f16, 1, 2, .f16), (.bf16, 1, 2, .bf16),
             (.q4_0, 32, 18, .q8_0), (.q4_1, 32, 20, .q8_1), (.q5_0, 32, 22, .q8_0), (.q5_1, 32, 24, .q8_1),
             (.q8_0, 32, 34, .q8_0), (.q8_1, 32, 36, nil), (.q2_K, 256, 84, .q8_K), (.q3_K, 256, 110, .q8_K),
-            (.q4_K, 256, 144, .q8_K), (.q5_K, 256, 176, .q8_K),
+            (.q4_K, 256, 144, .q8_K), (.q5_K, 256, 176, .q8_K), (.iq4_NL, 32, 18, .q8_0), (.iq4_XS, 256, 136, .q8_K),
             (.q6_K, 256, 210, .q8_K), (.q8_K, 256, 292, nil),
         ]
         for (t, size, bytes, dot) in expected {
@@ -21,7 +21,7 @@ struct BlockFormatTests {
         }
         #expect(ra_row_bytes(KType.q4_K.id, 4096) == 16 * 144)
         #expect(ra_row_bytes(KType.q4_0.id, 33) == -1)
-        for unsupported: Int32 in [4, 5, 16, 20, 23, 99, -1] {   // (Q4_2, Q4_3, IQ2_XXS, IQ4_NL, IQ4_XS, ...)
+        for unsupported: Int32 in [4, 5, 16, 17, 18, 19, 21, 22, 99, -1] {   // (Q4_2, Q4_3, the IQ1/IQ2/IQ3 types, ...)
             #expect(ra_type_supported(unsupported) == 0)
             #expect(ra_type_block_size(unsupported) == 0)
             #expect(ra_row_bytes(unsupported, 256) == 0)
@@ -203,6 +203,41 @@ struct BlockFormatTests {
             let high = (0b1010_0101 >> (4 * h + c)) & 1 == 1
             let q = low - (high ? 0 : 4)
             #expect(y[e] == 0.5 * Float(scales[e / 16] - 32) * Float(q), "element \(e)")
+        }
+    }
+
+    static let iq4Levels: [Float] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
+
+    @Test("IQ4_NL: d times one of 16 non-linear levels, low nibbles elements 0-15, high nibbles 16-31")
+    func iq4_NL() {
+        var b = [UInt8](repeating: 0, count: 18)
+        b.putHalf(0.5, at: 0)
+        for j in 0..<16 { b[2 + j] = UInt8(j) | UInt8(15 - j) << 4 }
+        let y = Kernels.dequantize(.iq4_NL, b, count: 32)
+        for j in 0..<16 {
+            #expect(y[j] == 0.5 * Self.iq4Levels[j], "element \(j)")
+            #expect(y[j + 16] == 0.5 * Self.iq4Levels[15 - j], "element \(j + 16)")
+        }
+    }
+
+    @Test("IQ4_XS: IQ4_NL's levels in 8 blocks of 32 under one d, each block's six-bit scale (4 bits in scales_l, 2 in scales_h) minus 32")
+    func iq4_XS() {
+        var b = [UInt8](repeating: 0, count: 136)
+        b.putHalf(0.25, at: 0)
+        let scales = (0..<8).map { 7 * $0 + 9 }   // 9 ... 58
+        var high = 0
+        for (j, s) in scales.enumerated() {
+            b[4 + j / 2] |= UInt8(s & 15) << (4 * (j % 2))
+            high |= (s >> 4) << (2 * j)
+        }
+        b[2] = UInt8(high & 0xFF)
+        b[3] = UInt8(high >> 8)
+        for k in 0..<128 { b[8 + k] = UInt8(k % 16) | UInt8((k / 16) % 16) << 4 }
+        let y = Kernels.dequantize(.iq4_XS, b, count: 256)
+        for e in 0..<256 {
+            let j = e / 32, l = e % 32, byte = 16 * j + l % 16
+            let nibble = l < 16 ? byte % 16 : (byte / 16) % 16
+            #expect(y[e] == 0.25 * Float(scales[j] - 32) * Self.iq4Levels[nibble], "element \(e)")
         }
     }
 }

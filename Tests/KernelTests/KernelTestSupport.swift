@@ -38,18 +38,20 @@ struct KType: CustomStringConvertible, Sendable {
     static let q2_K = KType(id: Int32(RA_Q2_K), name: "Q2_K")
     static let q3_K = KType(id: Int32(RA_Q3_K), name: "Q3_K")
     static let q4_K = KType(id: Int32(RA_Q4_K), name: "Q4_K")
+    static let iq4_NL = KType(id: Int32(RA_IQ4_NL), name: "IQ4_NL")
+    static let iq4_XS = KType(id: Int32(RA_IQ4_XS), name: "IQ4_XS")
     static let q5_K = KType(id: Int32(RA_Q5_K), name: "Q5_K")
     static let q6_K = KType(id: Int32(RA_Q6_K), name: "Q6_K")
     static let q8_K = KType(id: Int32(RA_Q8_K), name: "Q8_K")
 
-    static let all: [KType] = [f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q8_1, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K]
+    static let all: [KType] = [f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q8_1, q2_K, q3_K, q4_K, q5_K, q6_K, q8_K, iq4_NL, iq4_XS]
     /// Types that appear as weights (have a dot product).
-    static let weights: [KType] = [f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K]
+    static let weights: [KType] = [f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_K, q3_K, q4_K, q5_K, q6_K, iq4_NL, iq4_XS]
 
     /// Byte offsets of the half-precision scale fields in a block (d, then dmin/m where present).
     var scaleOffsets: [Int] {
         switch name {
-        case "Q4_0", "Q5_0", "Q8_0": return [0]
+        case "Q4_0", "Q5_0", "Q8_0", "IQ4_NL", "IQ4_XS": return [0]
         case "Q4_1", "Q5_1", "Q4_K", "Q5_K": return [0, 2]
         case "Q6_K": return [208]
         case "Q2_K": return [80, 82]

@@ -52,7 +52,8 @@ struct UncomputableTypeTests {
             #expect(await env.sdk.models.state().loaded.isEmpty)
         }
         // The types the engine multiplies: those with a block format its kernels read and a dot product.
-        #expect(Set(GGMLType.allCases.filter(\.isComputable)) == [.f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K])
+        #expect(Set(GGMLType.allCases.filter(\.isComputable)) == [.f32, .f16, .bf16, .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K,
+                                                                        .iq4_nl, .iq4_xs])
         // Every tensor type of the description is either computable or listed.
         let d = try GGUFModelDescription(file: GGUFFile(path: file.path))
         #expect(d.uncomputableTensorTypes == ["IQ2_XXS": 1])

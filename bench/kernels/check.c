@@ -166,8 +166,8 @@ int main(void) {
     printf("paths:");
     for (int p = 0; p < check_npaths; p++) printf(" %s", ra_kernel_path_name(check_paths[p].path));
     printf("\n");
-    const int types[] = { RA_F32, RA_F16, RA_BF16, RA_Q4_0, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_Q8_0, RA_Q2_K, RA_Q3_K, RA_Q4_K, RA_Q5_K, RA_Q6_K };
-    const char *names[] = { "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K" };
+    const int types[] = { RA_F32, RA_F16, RA_BF16, RA_Q4_0, RA_Q4_1, RA_Q5_0, RA_Q5_1, RA_Q8_0, RA_Q2_K, RA_Q3_K, RA_Q4_K, RA_Q5_K, RA_Q6_K, RA_IQ4_NL, RA_IQ4_XS };
+    const char *names[] = { "F32", "F16", "BF16", "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "Q2_K", "Q3_K", "Q4_K", "Q5_K", "Q6_K", "IQ4_NL", "IQ4_XS" };
     for (size_t t = 0; t < sizeof types / sizeof types[0]; t++) check_dots(types[t], names[t]);
     const int qtypes[] = { RA_Q8_0, RA_Q8_1, RA_Q8_K, RA_F16, RA_BF16 };
     const char *qnames[] = { "Q8_0", "Q8_1", "Q8_K", "F16", "BF16" };

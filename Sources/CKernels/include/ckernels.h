@@ -29,7 +29,8 @@ extern "C" {
 /// ggml tensor type ids (the same numbers as GGMLType and the GGUF file format).
 enum {
     RA_F32 = 0, RA_F16 = 1, RA_Q4_0 = 2, RA_Q4_1 = 3, RA_Q5_0 = 6, RA_Q5_1 = 7, RA_Q8_0 = 8, RA_Q8_1 = 9,
-    RA_Q2_K = 10, RA_Q3_K = 11, RA_Q4_K = 12, RA_Q5_K = 13, RA_Q6_K = 14, RA_Q8_K = 15, RA_BF16 = 30
+    RA_Q2_K = 10, RA_Q3_K = 11, RA_Q4_K = 12, RA_Q5_K = 13, RA_Q6_K = 14, RA_Q8_K = 15, RA_IQ4_NL = 20, RA_IQ4_XS = 23,
+    RA_BF16 = 30
 };
 
 /// CPU feature bits reported by ra_cpu_features and accepted by ra_set_cpu_features_mask.

@@ -81,8 +81,9 @@ public enum GGMLType: UInt32, Sendable, CaseIterable, Codable {
     public var typeSize: Int { layout.bytes }
 
     /// Whether the native engine's kernels multiply weights of this type (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
-    /// Q4_K, Q5_K, Q6_K: a block format its kernels read and a dot product for it); a model with a tensor of another
-    /// type is refused when the engine opens it. (Q8_1 and Q8_K are only the activations' formats.)
+    /// Q2_K, Q3_K, Q4_K, Q5_K, Q6_K, IQ4_NL, IQ4_XS: a block format its kernels read and a dot product for it); a model
+    /// with a tensor of another type (the IQ1, IQ2 and IQ3 types) is refused when the engine opens it. (Q8_1 and Q8_K
+    /// are only the activations' formats.)
     public var isComputable: Bool {
         let type = Int32(bitPattern: rawValue)
         return ra_type_supported(type) != 0 && ra_vec_dot_function(type) != nil

@@ -80,7 +80,7 @@ public struct GGUFModelDescription: Sendable, Hashable, Codable {
     /// How many tensors have each ggml type, keyed by type name (`"Q4_K"`, `"F32"`, ...).
     public var tensorTypeCounts: [String: Int]
     /// How many tensors have each type the engine cannot compute with (``GGMLType/isComputable``), keyed by type name
-    /// (`"Q3_K"`, `"IQ4_XS"`, ...); empty for a file whose every tensor it can use.
+    /// (`"IQ2_XXS"`, `"IQ3_S"`, ...); empty for a file whose every tensor it can use.
     public var uncomputableTensorTypes: [String: Int]
 
     /// Reads the description of a GGUF model.

@@ -483,15 +483,15 @@ struct EngineValidationTests {
             _ = try tinyModel(s) { w in
                 if let i = w.tensors.firstIndex(where: { $0.name == "blk.0.ffn_gate.weight" }) {
                     let rows = w.tensors[i].shape[1]
-                    w.tensors[i].typeID = GGMLType.q2_K.rawValue
-                    w.tensors[i].data = [UInt8](repeating: 0, count: rows * GGMLType.q2_K.typeSize)
+                    w.tensors[i].typeID = GGMLType.iq2_xxs.rawValue
+                    w.tensors[i].data = [UInt8](repeating: 0, count: rows * GGMLType.iq2_xxs.typeSize)
                 }
             }
             Issue.record("expected an error")
         } catch let error as GGUFError {
             #expect(error.kind == .unsupported)
             #expect(error.message.contains("blk.0.ffn_gate.weight"))
-            #expect(error.message.contains("Q2_K"))
+            #expect(error.message.contains("IQ2_XXS"))
         }
     }
 }

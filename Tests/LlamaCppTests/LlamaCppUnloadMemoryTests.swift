@@ -18,7 +18,7 @@ struct LlamaCppUnloadMemoryTests {
 
     static let probe = "llamacpp-unload-memory"
 
-    @Test("unload gives the memory back: RSS returns to within 5% of its level before loading, and 90% of the growth comes back",
+    @Test("unload gives the memory back: RSS ends at most 5% above its level before loading, and 90% of the growth comes back",
           .enabled(if: ChildProcessProbe.residentBytes() != nil, "needs Linux /proc"),
           .enabled(if: !ChildProcessProbe.isChild(probe), "this is the parent half"))
     func unloadFreesMemory() throws {
@@ -27,7 +27,9 @@ struct LlamaCppUnloadMemoryTests {
         let grown = r.loaded - r.before
         #expect(grown > 10 << 20, "loading and using the model should grow the process (grew \(grown))")
         // The same bar as the native engine's unload test, and most of what llama.cpp took must come back.
-        #expect(abs(r.after - r.before) <= r.before / 20, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
+        // (one-sided: a leak leaves the process above where it started; the trim at unload may also return heap that was
+        // retained before the load, as a CI run did: 471 MB before, 446 MB after)
+        #expect(r.after - r.before <= r.before / 20, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
         #expect(r.loaded - r.after >= grown * 9 / 10, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
     }
 }

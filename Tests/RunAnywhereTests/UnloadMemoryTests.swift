@@ -18,7 +18,7 @@ struct UnloadMemoryTests {
 
     static let probe = "unload-memory"
 
-    @Test("unload gives the memory back: resident size returns to within 5% of its level before loading",
+    @Test("unload gives the memory back: resident size ends at most 5% above its level before loading",
           .enabled(if: ChildProcessProbe.residentBytes() != nil, "needs Linux /proc"),
           .enabled(if: !ChildProcessProbe.isChild(probe), "this is the parent half"))
     func unloadFreesMemory() throws {
@@ -26,7 +26,9 @@ struct UnloadMemoryTests {
         let r = try JSONDecoder().decode(Report.self, from: data)
         let grown = r.loaded - r.before
         #expect(grown > 30_000_000, "loading and using the model should grow the process (grew \(grown))")
-        #expect(abs(r.after - r.before) <= r.before / 20, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
+        // (one-sided: a leak leaves the process above where it started; the trim at unload may also return heap that was
+        // retained before the load, as a CI run did: 471 MB before, 446 MB after)
+        #expect(r.after - r.before <= r.before / 20, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
         // The estimate made before loading covers what was actually used.
         #expect(Double(r.estimate) >= Double(grown) * 0.9, "estimate \(r.estimate) vs growth \(grown)")
     }

@@ -218,7 +218,7 @@ static float dot_q2_k(int64_t n, const void *w, const void *x) {
     for (int64_t i = 0; i < n / QK_K; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_q2_k));
         int8_t q[256];
-        for (int e = 0; e < QK_K; e++) q[e] = (int8_t)((a[i].qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
+        ra_q2_k_quants(&a[i], q);
         int sumi = 0, summ = 0;
         for (int k = 0; k < 16; k++) {
             sumi += (a[i].scales[k] & 15) * idot(q + 16 * k, b[i].qs + 16 * k, 16);
@@ -237,10 +237,7 @@ static float dot_q3_k(int64_t n, const void *w, const void *x) {
     for (int64_t i = 0; i < n / QK_K; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_q3_k));
         int8_t q[256], sc[16];
-        for (int e = 0; e < QK_K; e++) {
-            const int h = e / 128, c = (e % 128) / 32, l = e % 32;
-            q[e] = (int8_t)(((a[i].qs[32 * h + l] >> (2 * c)) & 3) - (((a[i].hmask[l] >> (4 * h + c)) & 1) ? 0 : 4));
-        }
+        ra_q3_k_quants(&a[i], q);
         ra_unpack_scales_q3_k(a[i].scales, sc);
         int sumi = 0;
         for (int k = 0; k < 16; k++) sumi += sc[k] * idot(q + 16 * k, b[i].qs + 16 * k, 16);
@@ -258,10 +255,7 @@ static float dot_iq4_nl(int64_t n, const void *w, const void *x) {
     for (int64_t i = 0; i < n / 32; i++) {
         ra_prefetch_ahead(a + i, sizeof(blk_iq4_nl));
         int8_t q[32];
-        for (int j = 0; j < 16; j++) {
-            q[j] = ra_iq4_levels[a[i].qs[j] & 15];
-            q[j + 16] = ra_iq4_levels[a[i].qs[j] >> 4];
-        }
+        ra_iq4_values(a[i].qs, q);
         acc = fmaf((float)idot(q, b[i].qs, 32), ra_f16_table[a[i].d] * ra_f16_table[b[i].d], acc);
     }
     return acc;
@@ -276,10 +270,7 @@ static float dot_iq4_xs(int64_t n, const void *w, const void *x) {
         int sumi = 0;
         for (int j = 0; j < 8; j++) {
             int8_t q[32];
-            for (int l = 0; l < 16; l++) {
-                q[l] = ra_iq4_levels[a[i].qs[16 * j + l] & 15];
-                q[l + 16] = ra_iq4_levels[a[i].qs[16 * j + l] >> 4];
-            }
+            ra_iq4_values(a[i].qs + 16 * j, q);
             sumi += ra_iq4_xs_scale(&a[i], j) * idot(q, b[i].qs + 32 * j, 32);
         }
         acc = fmaf((float)sumi, ra_f16_table[a[i].d] * b[i].d, acc);

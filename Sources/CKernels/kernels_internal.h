@@ -106,6 +106,28 @@ static inline int ra_iq4_xs_scale(const blk_iq4_xs *b, int j) {
     return (((b->scales_l[j / 2] >> (4 * (j % 2))) & 15) | (((b->scales_h >> (2 * j)) & 3) << 4)) - 32;
 }
 
+// The 256 quants of a Q2_K (0..3) or Q3_K (-4..3) super-block in element order: run c of half h (elements 128h + 32c +
+// l) is bits 2c, 2c + 1 of qs[32h + l], Q3_K's less 4 where bit 4h + c of hmask[l] is clear. (The scalar dots and the
+// dequantizers; the SIMD kernels unpack the same bits in registers.)
+static inline void ra_q2_k_quants(const blk_q2_k *b, int8_t q[256]) {
+    for (int e = 0; e < QK_K; e++) q[e] = (int8_t)((b->qs[32 * (e / 128) + e % 32] >> (2 * ((e % 128) / 32))) & 3);
+}
+static inline void ra_q3_k_quants(const blk_q3_k *b, int8_t q[256]) {
+    for (int e = 0; e < QK_K; e++) {
+        const int h = e / 128, c = (e % 128) / 32, l = e % 32;
+        q[e] = (int8_t)(((b->qs[32 * h + l] >> (2 * c)) & 3) - (((b->hmask[l] >> (4 * h + c)) & 1) ? 0 : 4));
+    }
+}
+
+// The 32 values (levels) of an IQ4_NL block or of one block of 32 of an IQ4_XS super-block: qs[j]'s low nibble is
+// element j, its high nibble element j + 16.
+static inline void ra_iq4_values(const uint8_t qs[16], int8_t q[32]) {
+    for (int j = 0; j < 16; j++) {
+        q[j] = ra_iq4_levels[qs[j] & 15];
+        q[j + 16] = ra_iq4_levels[qs[j] >> 4];
+    }
+}
+
 // float value of every half (filled by ra_kernels_init; the dot paths load scales from it so that
 // converting a block's scale is a plain memory load, as ggml does on x86)
 extern float ra_f16_table[65536];

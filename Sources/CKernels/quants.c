@@ -444,10 +444,11 @@ static void dequant_q5_k(const blk_q5_k *b, float *y, int64_t nb) {
 static void dequant_q2_k(const blk_q2_k *b, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         const float d = ra_h2f(b[i].d), dmin = ra_h2f(b[i].dmin);
+        int8_t q[QK_K];
+        ra_q2_k_quants(&b[i], q);
         for (int e = 0; e < QK_K; e++, y++) {
-            const int h = e / 128, c = (e % 128) / 32, l = e % 32, sc = b[i].scales[e / 16];
-            const int q = (b[i].qs[32 * h + l] >> (2 * c)) & 3;
-            *y = d * (float)(sc & 15) * (float)q - dmin * (float)(sc >> 4);
+            const int sc = b[i].scales[e / 16];
+            *y = d * (float)(sc & 15) * (float)q[e] - dmin * (float)(sc >> 4);
         }
     }
 }
@@ -455,23 +456,19 @@ static void dequant_q2_k(const blk_q2_k *b, float *y, int64_t nb) {
 static void dequant_q3_k(const blk_q3_k *b, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++) {
         const float d = ra_h2f(b[i].d);
-        int8_t sc[16];
+        int8_t q[QK_K], sc[16];
+        ra_q3_k_quants(&b[i], q);
         ra_unpack_scales_q3_k(b[i].scales, sc);
-        for (int e = 0; e < QK_K; e++, y++) {
-            const int h = e / 128, c = (e % 128) / 32, l = e % 32;
-            const int q = ((b[i].qs[32 * h + l] >> (2 * c)) & 3) - (((b[i].hmask[l] >> (4 * h + c)) & 1) ? 0 : 4);
-            *y = d * (float)sc[e / 16] * (float)q;
-        }
+        for (int e = 0; e < QK_K; e++, y++) *y = d * (float)sc[e / 16] * (float)q[e];
     }
 }
 
 static void dequant_iq4_nl(const blk_iq4_nl *b, float *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, y += 32) {
         const float d = ra_h2f(b[i].d);
-        for (int j = 0; j < 16; j++) {
-            y[j] = d * (float)ra_iq4_levels[b[i].qs[j] & 15];
-            y[j + 16] = d * (float)ra_iq4_levels[b[i].qs[j] >> 4];
-        }
+        int8_t q[32];
+        ra_iq4_values(b[i].qs, q);
+        for (int j = 0; j < 32; j++) y[j] = d * (float)q[j];
     }
 }
 
@@ -480,11 +477,9 @@ static void dequant_iq4_xs(const blk_iq4_xs *b, float *y, int64_t nb) {
         const float d = ra_h2f(b[i].d);
         for (int j = 0; j < 8; j++, y += 32) {
             const float dl = d * (float)ra_iq4_xs_scale(&b[i], j);
-            const uint8_t *q = b[i].qs + 16 * j;
-            for (int l = 0; l < 16; l++) {
-                y[l] = dl * (float)ra_iq4_levels[q[l] & 15];
-                y[l + 16] = dl * (float)ra_iq4_levels[q[l] >> 4];
-            }
+            int8_t q[32];
+            ra_iq4_values(b[i].qs + 16 * j, q);
+            for (int l = 0; l < 32; l++) y[l] = dl * (float)q[l];
         }
     }
 }

@@ -343,16 +343,17 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
     _mm256_storeu_ps(out, five ? _mm256_sub_ps(acc, accm) : acc);
 }
 
-RA_AVX2 static void ra_avx2_rows_q4_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
-    (void)side;
-    const int64_t ns = n / QK_K;
-    for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q4_K_X8_GROUP_BYTES, x, out + 8 * g8, 0);
-}
-RA_AVX2 static void ra_avx2_rows_q5_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
-    (void)side;
-    const int64_t ns = n / QK_K;
-    for (int64_t g8 = 0; g8 < groups; g8++) k4x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q5_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
-}
+// The decode rows kernel of a K type's groups (`group` with its last argument `arg`, super-blocks of `bytes`): one
+// function a type, so that a profile names the type (bench/engine/profile_summary.py).
+#define RA_KX8_ROWS(name, group, bytes, arg)                                                                           \
+    RA_AVX2 static void ra_avx2_rows_##name##_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, \
+                                                 float *out) {                                                         \
+        (void)side;                                                                                                    \
+        const int64_t ns = n / QK_K;                                                                                   \
+        for (int64_t g8 = 0; g8 < groups; g8++) group(ns, (const uint8_t *)w + g8 * ns * (bytes), x, out + 8 * g8, arg); \
+    }
+RA_KX8_ROWS(q4_k, k4x8_group, RA_Q4_K_X8_GROUP_BYTES, 0)
+RA_KX8_ROWS(q5_k, k4x8_group, RA_Q5_K_X8_GROUP_BYTES, 1)
 
 // A vpshufb control over 16 bytes [sc[j][0..7], sc[j + 1][0..7]] in both 128-bit halves: dword r (row r) gets byte
 // lo + r in the high byte of its low int16 and byte hi + r in that of its high one; vpsraw 8 then sign-extends them.
@@ -491,16 +492,8 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
     _mm256_storeu_ps(out, acc);
 }
 
-RA_AVX2 static void ra_avx2_rows_q3_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
-    (void)side;
-    const int64_t ns = n / QK_K;
-    for (int64_t g8 = 0; g8 < groups; g8++) k16x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q3_K_X8_GROUP_BYTES, x, out + 8 * g8, 1);
-}
-RA_AVX2 static void ra_avx2_rows_q2_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
-    (void)side;
-    const int64_t ns = n / QK_K;
-    for (int64_t g8 = 0; g8 < groups; g8++) k16x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q2_K_X8_GROUP_BYTES, x, out + 8 * g8, 0);
-}
+RA_KX8_ROWS(q3_k, k16x8_group, RA_Q3_K_X8_GROUP_BYTES, 1)
+RA_KX8_ROWS(q2_k, k16x8_group, RA_Q2_K_X8_GROUP_BYTES, 0)
 
 // The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1, _Q8_0; avx2_internal.h): out[0..8) = the dots of each of
 // `groups` groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4

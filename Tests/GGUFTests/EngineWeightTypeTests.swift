@@ -12,6 +12,18 @@ import RunAnywhereTestSupport
 struct EngineWeightTypeTests {
     static let types: [GGMLType] = [.f16, .bf16, .q8_0, .q4_0, .q4_1, .q5_0, .q5_1]
 
+    /// The model of `spec` written in its weight type (stored.gguf) and as its F32 twin holding exactly the stored
+    /// values (twin.gguf), in dir.
+    static func storedAndTwin(_ spec: TinyModelSpec, in dir: TemporaryDirectory) throws -> (stored: String, twin: String) {
+        let stored = dir.path + "/stored.gguf", twin = dir.path + "/twin.gguf"
+        try GGUFWriter.tinyModel(spec).write(to: stored)
+        var f32 = spec
+        f32.weightType = .f32
+        f32.valuesRoundedThrough = spec.weightType
+        try GGUFWriter.tinyModel(f32).write(to: twin)
+        return (stored, twin)
+    }
+
     @Test("a model stored in each weight type computes what its dequantized F32 twin computes", arguments: types, KernelPath.available)
     func weightType(type: GGMLType, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-types")
@@ -27,12 +39,7 @@ struct EngineWeightTypeTests {
         spec.weightStd = 0.3
         spec.seed = 11
         spec.weightType = type
-        let stored = dir.path + "/stored.gguf"
-        try GGUFWriter.tinyModel(spec).write(to: stored)
-        spec.weightType = .f32
-        spec.valuesRoundedThrough = type
-        let twin = dir.path + "/twin.gguf"
-        try GGUFWriter.tinyModel(spec).write(to: twin)
+        let (stored, twin) = try Self.storedAndTwin(spec, in: dir)
 
         let prompt: [Int32] = [1, 300, 7, 42, 299, 260, 5, 17]
         func logits(_ path: String) throws -> [Float] {
@@ -58,13 +65,8 @@ struct EngineWeightTypeTests {
     func lowBitKQuants(type: GGMLType, path kernels: KernelPath) throws {
         let dir = try TemporaryDirectory(prefix: "engine-lowbit")
         defer { dir.remove() }
-        var spec = TinyModelSpec.superBlockShaped(type, seed: 23)
-        let stored = dir.path + "/stored.gguf"
-        try GGUFWriter.tinyModel(spec).write(to: stored)
-        spec.weightType = .f32
-        spec.valuesRoundedThrough = type
-        let twin = dir.path + "/twin.gguf"
-        try GGUFWriter.tinyModel(spec).write(to: twin)
+        let spec = TinyModelSpec.superBlockShaped(type, seed: 23)
+        let (stored, twin) = try Self.storedAndTwin(spec, in: dir)
         let model = try GGUFModel(path: stored)
         #expect(model.weights.layers[0].gate.type == type)
 

@@ -56,7 +56,7 @@ struct ChaosRegressionTests {
     }
 
     @Test("a lock path that can never be created (a link into a missing folder) ends in a storage error, not an endless retry",
-          .timeLimit(.minutes(1)))
+          .timeLimit(.minutes(15)))   // (an endless retry hangs; the limit also counts the wait for a thread on 2 cores)
     func lockPathNeverCreatable() async throws {
         let root = FileManager.default.temporaryDirectory.appendingPathComponent("lock-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: root) }

@@ -104,5 +104,44 @@ RA_AVX2 static inline void panel8_matmul(const uint8_t *W, int64_t wrow, int64_t
     }
 }
 
+// Activation rows a pair of panels (16 weight rows) runs against at once (its sums and the two weight vectors fill the
+// 16 vector registers).
+enum { PANEL16_GROUP = 3 };
+
+// Two panels (16 weight rows) × nx (1..3) activation rows xs bytes apart, with their side data (side: the group's first row's).
+typedef void (*panel16_run_fn)(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
+                               float *out, int64_t os, int nx);
+
+// Rows [r0, r1) in pairs of panels (the last < 16 rows in single panels, run8) against every group of 3 activation
+// rows (4 for run8). While a pair runs, the next 16 rows (contiguous; past r1 too, where this thread's next chunk of
+// rows usually starts, ops_matmul.c) are prefetched a few lines per group: packing is the first touch of the
+// weights, and a chunk's short runs of rows give the hardware prefetcher little to go on (out of cache, ~25% of the
+// Q4_1 products' time). pa and pb: room for a panel each; side_row: floats of side data an activation row.
+RA_AVX2_INLINE void panel16_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
+                                   const float *side, int64_t side_row, float *out, int64_t os, int64_t r0, int64_t r1, void *pa, void *pb,
+                                   panel8_pack_fn pack, panel16_run_fn run16, panel8_run_fn run8) {
+    const int64_t lines = (16 * wrow + 63) / 64, groups = (nb + PANEL16_GROUP - 1) / PANEL16_GROUP;
+    const int64_t per = (lines + groups - 1) / groups;
+    int64_t p0 = r0;
+    for (; p0 + 16 <= r1; p0 += 16) {
+        pack(W + p0 * wrow, wrow, nblk, PANEL8_ROWS, pa);
+        pack(W + (p0 + 8) * wrow, wrow, nblk, PANEL8_ROWS, pb);
+        const char *next = (const char *)(W + (p0 + 16) * wrow);
+        int64_t line = 0;
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL16_GROUP) {
+            for (const int64_t e = line + per; line < e && line < lines; line++) _mm_prefetch(next + 64 * line, _MM_HINT_T0);
+            run16(nblk, pa, pb, X + b0 * xrow, xrow, side + side_row * b0, out + b0 * os + p0, os,
+                  (int)(nb - b0 < PANEL16_GROUP ? nb - b0 : PANEL16_GROUP));
+        }
+    }
+    for (; p0 < r1; p0 += PANEL8_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
+        pack(W + p0 * wrow, wrow, nblk, nr, pa);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP)
+            run8(nblk, pa, X + b0 * xrow, xrow, (const uint8_t *)(side + side_row * b0), side_row * (int64_t)sizeof(float),
+                 out + b0 * os + p0, os, nr, (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP));
+    }
+}
+
 #endif
 #endif

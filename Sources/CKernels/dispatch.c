@@ -280,6 +280,12 @@ static int b32_takes_side(int weight_type, int path) {
 static int q8_0_wide_side(int source_type, int64_t n, int64_t nb, int path) {
     return source_type == RA_Q8_0 && nb > 1 && !(path == RA_PATH_AVX512_VNNI && n % 64 == 0);
 }
+
+// Whether a batch of IQ4_XS runs the int16 panels (every x86 path), which take the activations' scales and their
+// quants widened to int16 as side data (ra_iq4_xs_side_avx2).
+static int iq4_xs_wide_side(int type, int64_t n, int64_t nb, int path) {
+    return type == RA_IQ4_XS && nb > 1 && n % QK_K == 0 && ra_path_is_x86_simd(path);
+}
 #endif
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
@@ -290,6 +296,7 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
     const int path = ra_kernel_path();
     if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, path))
         return 2 * (n / 32) * nb + (q8_0_wide_side(weight_type, n, nb, path) ? n * nb / 2 : 0);
+    if (iq4_xs_wide_side(weight_type, n, nb, path)) return (n / QK_K) * nb + n * nb / 2;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -299,6 +306,10 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
 #if defined(__x86_64__)
     const int source = ra_x8_source(weight_type), type = source >= 0 ? source : weight_type;
+    if (iq4_xs_wide_side(type, n, nb, ra_kernel_path())) {
+        ra_iq4_xs_side_avx2(x, n, nb, side);
+        return;
+    }
     ra_b32_side_avx2(type, x, n, nb, side);
     if (q8_0_wide_side(type, n, nb, ra_kernel_path())) ra_q8_0_widen_avx2(x, n, nb, (int16_t *)(void *)(side + 2 * (n / 32) * nb));
 #else
@@ -406,6 +417,11 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
 #if defined(__x86_64__)
     int64_t bytes = 0;
     const int path = ra_kernel_path();
+    if (iq4_xs_wide_side(weight_type, n, nb, path)) {
+        bytes = RA_IQ4_XS_BATCH_SCRATCH(n, side ? 0 : nb);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && ra_matmul_iq4_xs_avx2(w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+    }
     const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, path, &bytes);
     if (batch) {
         uint8_t *scratch = ra_thread_scratch(bytes);

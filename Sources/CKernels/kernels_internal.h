@@ -514,6 +514,16 @@ int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 // The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_k.c).
 int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// IQ4_XS weights × nb Q8_K activation rows on 16-row int16 panels (matmul_avx2_iq4.c), rows [r0, r1), in dot_iq4_xs's
+// order (every x86 path's IQ4_XS dot): what every x86 path runs for IQ4_XS batches. side: per activation row its ns
+// scales, then the rows' quants widened to int16 (ra_iq4_xs_side_avx2; n x nb), or NULL to make them here in the
+// scratch. Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is smaller than
+// RA_IQ4_XS_BATCH_SCRATCH(n, side ? 0 : nb).
+#define RA_IQ4_XS_BATCH_PANEL_BYTES 4128
+#define RA_IQ4_XS_BATCH_SCRATCH(n, nb) ((n) / 256 * (2 * RA_IQ4_XS_BATCH_PANEL_BYTES + (4 + 512) * (nb)) + 64)
+int ra_matmul_iq4_xs_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+void ra_iq4_xs_side_avx2(const void *x, int64_t n, int64_t nb, float *side);
 // Attention kernels (ops_attention_avx2.c; head_dim % 8 == 0, AVX2/FMA/F16C). Scores of `group` query rows (q: rows
 // of hd) against n_kv K rows kv_stride apart, times scale, into scores[h * ss + j]:
 void ra_attn_scores_avx2(const uint16_t *k, int64_t kv_stride, int64_t n_kv, const float *q, int64_t group,

@@ -156,10 +156,6 @@ RA_AVX2_INLINE void b32_side(const uint8_t *X, int64_t nblk, int64_t nb, float *
 
 // MARK: - Q4_1 batches on 16 weight rows
 
-// Activation rows a pair of panels (16 weight rows) runs against at once (its sums and the two weight vectors fill the
-// 16 vector registers).
-enum { PANEL16_GROUP = 3 };
-
 // Two 8-row panels share each activation broadcast. On Zen 3 a broadcast from memory (vpbroadcastd or vbroadcastss)
 // takes a vector ALU slot as vpmaddubsw and vpaddw do: with one broadcast per vpmaddubsw the 8-row panels issue ~1
 // vpmaddubsw a cycle, with one per two ~1.5 (a microbenchmark of the three instructions alone). The blocks are taken
@@ -215,41 +211,6 @@ RA_AVX2_INLINE void q4_1_panel16_m(int64_t nblk, const b32_panel8 *pa, const b32
                                                                  _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
 }
 
-// Two panels (16 weight rows) × nx (1..3) activation rows xs bytes apart, with their scales (side).
-typedef void (*panel16_run_fn)(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
-                               float *out, int64_t os, int nx);
-
-// Rows [r0, r1) in pairs of panels (the last < 16 rows in single panels, run8) against every group of 3 activation
-// rows (4 for run8). While a pair runs, the next 16 rows (contiguous; past r1 too, where this thread's next chunk of
-// rows usually starts, ops_matmul.c) are prefetched a few lines per group: packing is the first touch of the
-// weights, and a chunk's short runs of rows give the hardware prefetcher little to go on (out of cache, ~25% of the
-// Q4_1 products' time). pa and pb: room for a panel each.
-RA_AVX2_INLINE void panel16_matmul(const uint8_t *W, int64_t wrow, int64_t nblk, const uint8_t *X, int64_t xrow, int64_t nb,
-                                   const float *side, float *out, int64_t os, int64_t r0, int64_t r1, void *pa, void *pb,
-                                   panel8_pack_fn pack, panel16_run_fn run16, panel8_run_fn run8) {
-    const int64_t lines = (16 * wrow + 63) / 64, groups = (nb + PANEL16_GROUP - 1) / PANEL16_GROUP;
-    const int64_t per = (lines + groups - 1) / groups;
-    int64_t p0 = r0;
-    for (; p0 + 16 <= r1; p0 += 16) {
-        pack(W + p0 * wrow, wrow, nblk, PANEL8_ROWS, pa);
-        pack(W + (p0 + 8) * wrow, wrow, nblk, PANEL8_ROWS, pb);
-        const char *next = (const char *)(W + (p0 + 16) * wrow);
-        int64_t line = 0;
-        for (int64_t b0 = 0; b0 < nb; b0 += PANEL16_GROUP) {
-            for (const int64_t e = line + per; line < e && line < lines; line++) _mm_prefetch(next + 64 * line, _MM_HINT_T0);
-            run16(nblk, pa, pb, X + b0 * xrow, xrow, side + 2 * b0 * nblk, out + b0 * os + p0, os,
-                  (int)(nb - b0 < PANEL16_GROUP ? nb - b0 : PANEL16_GROUP));
-        }
-    }
-    for (; p0 < r1; p0 += PANEL8_ROWS) {
-        const int nr = (int)(r1 - p0 < PANEL8_ROWS ? r1 - p0 : PANEL8_ROWS);
-        pack(W + p0 * wrow, wrow, nblk, nr, pa);
-        for (int64_t b0 = 0; b0 < nb; b0 += PANEL8_GROUP)
-            run8(nblk, pa, X + b0 * xrow, xrow, (const uint8_t *)(side + 2 * b0 * nblk), 2 * nblk * (int64_t)sizeof(float),
-                 out + b0 * os + p0, os, nr, (int)(nb - b0 < PANEL8_GROUP ? nb - b0 : PANEL8_GROUP));
-    }
-}
-
 RA_AVX2 static void q4_1_run16(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
                                float *out, int64_t os, int nx) {
     switch (nx) {
@@ -281,7 +242,7 @@ RA_AVX2 static int b32_matmul(const void *w, int64_t n, const void *x, const flo
         side = own;
     }
     if (sixteen) {
-        panel16_matmul(w, wrow, nblk, x, xrow, nb, side, out, out_stride, r0, r1, panel, panel + nblk, pack, q4_1_run16, q4_1_run8);
+        panel16_matmul(w, wrow, nblk, x, xrow, nb, side, 2 * nblk, out, out_stride, r0, r1, panel, panel + nblk, pack, q4_1_run16, q4_1_run8);
         return 1;
     }
     panel8_matmul(w, wrow, nblk, x, xrow, nb, (const uint8_t *)side, 2 * nblk * (int64_t)sizeof(float), out, out_stride, r0, r1,
@@ -491,8 +452,8 @@ RA_AVX2 static int q8_0_matmul16(const void *w, int64_t n, const void *x, const 
         x16 = own16;
         side = own;
     }
-    panel16_matmul(w, nblk * (int64_t)sizeof(blk_q8_0), nblk, (const uint8_t *)x16, n * (int64_t)sizeof(int16_t), nb, side, out,
-                   out_stride, r0, r1, panel, panel + nblk, pack, q8_0_run16x2, q8_0_run16);
+    panel16_matmul(w, nblk * (int64_t)sizeof(blk_q8_0), nblk, (const uint8_t *)x16, n * (int64_t)sizeof(int16_t), nb, side, 2 * nblk,
+                   out, out_stride, r0, r1, panel, panel + nblk, pack, q8_0_run16x2, q8_0_run16);
     return 1;
 }
 

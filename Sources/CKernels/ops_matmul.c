@@ -177,12 +177,12 @@ static void ra_mm_sides(ra_mm_ctx *c) {
     for (int i = 0; i < c->count; i++) {
         if (need[i] == 0) continue;
         const ra_matmul_job *m = &c->jobs[i];
-        const int min = ra_vec_dot_type(m->weight_type) == RA_Q8_1;
         for (int k = 0; k < i && !c->side[i]; k++) {
             const ra_matmul_job *o = &c->jobs[k];
-            // (a job whose side data is shorter lacks what this one needs: a Q8_0 batch's int16 activations)
+            // (a job whose side data is shorter lacks what this one needs: a Q8_0 batch's int16 activations; side data
+            // is laid out by the activations' type: Q8_0's and Q8_1's scales, IQ4_XS's Q8_K scales and int16 quants)
             if (c->side[k] && need[k] >= need[i] && o->x == m->x && o->n == m->n && o->nb == m->nb &&
-                (ra_vec_dot_type(o->weight_type) == RA_Q8_1) == min)
+                ra_vec_dot_type(o->weight_type) == ra_vec_dot_type(m->weight_type))
                 c->side[i] = c->side[k];
         }
         if (c->side[i]) continue;

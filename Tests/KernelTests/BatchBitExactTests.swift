@@ -178,13 +178,13 @@ extension DotProductTests {
 }
 
 extension DotProductTests {
-    @Test("Q4_1 and Q8_0 batches on 16-row panels (AVX2; Q8_0's in int16): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot",
-          arguments: [KType.q4_1, KType.q8_0])
+    @Test("Q4_1, Q8_0 and IQ4_XS batches on 16-row panels (AVX2; Q8_0's and IQ4_XS's in int16): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot",
+          arguments: [KType.q4_1, KType.q8_0, KType.iq4_XS])
     func sixteenRowPanelsBitExact(_ t: KType) {
         var rng = SeededRandom(seed: 1616 + UInt64(t.id))
         let rows = 45, stride = rows + 3   // two 16-row panels, one of 8 and 5 rows; from row 3: two of 16, 10 left
         let paths = ([KPath.scalar] + KPath.simd).filter { Self.batchesBitExact(t, on: $0) }
-        for n in [32, 160, 576] {
+        for n in t.blockSize == 32 ? [32, 160, 576] : [256, 768] {
             for round in 0..<3 {
                 for nb in [1, 3, 4, 6, 70] {
                     let (w, x) = panelData(t, n, rows: rows, nb: nb, round: round, &rng)

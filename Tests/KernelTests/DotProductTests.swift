@@ -370,13 +370,16 @@ struct DotProductTests {
     static let panelRanges = [(0, 17), (3, 12), (5, 6), (0, 8)]
 
     /// Random weights and activations, then the worst case for int16 pair sums: every weight quant at its largest
-    /// (all-one bytes) against activations all at +127 or all at -127.
+    /// (all-one bytes) against activations all at +127 or all at -127. Every block gets its own scales (either sign):
+    /// a kernel that took one row's scales for another's would fail.
     func panelData(_ t: KType, _ n: Int, rows: Int, nb: Int, round: Int, _ rng: inout SeededRandom) -> ([UInt8], [UInt8]) {
         var w = [UInt8](), x = [UInt8]()
         let saturate = round >= 2
+        var scaleRng = SeededRandom(seed: rng.next())
+        let scale = { scaleRng.float(in: 0.001...0.05) * (Bool.random(using: &scaleRng) ? 1 : -1) }
         for _ in 0..<rows {
             if saturate {
-                var row = Kernels.randomWeights(t, n, &rng)
+                var row = Kernels.randomWeights(t, n, &rng, scales: scale)
                 for b in 0..<(n / t.blockSize) {   // every byte but the half-precision scales
                     for k in 0..<t.blockBytes where !t.scaleOffsets.contains(where: { $0 == k || $0 + 1 == k }) {
                         row[b * t.blockBytes + k] = t.name == "Q8_0" ? 0x80 : 0xFF   // Q8_0: -128 everywhere
@@ -384,7 +387,7 @@ struct DotProductTests {
                 }
                 w += row
             } else {
-                w += Kernels.randomWeights(t, n, &rng, extreme: round == 1)
+                w += Kernels.randomWeights(t, n, &rng, extreme: round == 1, scales: scale)
             }
         }
         for b in 0..<nb {
@@ -398,7 +401,7 @@ struct DotProductTests {
     }
 
     @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n; bit for bit the path's own dot",
-          arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K, KType.q4_1, KType.q3_K, KType.q2_K])
+          arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K, KType.q4_1, KType.q3_K, KType.q2_K, KType.iq4_XS])
     func panelBatchesMatchScalar(_ t: KType) {
         var rng = SeededRandom(seed: 909 + UInt64(t.id))
         let ns = t.blockSize == 32 ? [32, 96, 160, 1024] : [256, 768, 1280]

@@ -75,6 +75,17 @@ RA_AVX2_INLINE void split_quants(__m256i v, __m256i qh, const int lo_bit, const 
     }
 }
 
+// A quartet vector (dword r: 4 int8 elements of row r) as two vectors of int16 pairs: *first dword r = elements 0, 1
+// of row r, *second elements 2, 3.
+RA_AVX2_INLINE void quartet_pairs16(__m256i v, __m256i *first, __m256i *second) {
+    // per 128-bit lane (4 rows): the rows' first pairs, then their second pairs; then lanes 0, 2 | 1, 3
+    const __m256i pick = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
+    const __m256i s = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, pick), 0xD8);
+    *first = _mm256_cvtepi8_epi16(_mm256_castsi256_si128(s));
+    *second = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(s, 1));
+}
+
 // 4 int8 activations broadcast to every lane.
 RA_AVX2_INLINE __m256i bcast4(const int8_t *y) {
     int32_t v;

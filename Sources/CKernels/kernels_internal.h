@@ -256,6 +256,14 @@ enum { Q3X8_HM = 512, Q3X8_SC = 512 + 256, Q3X8_D = 512 + 256 + 128, Q2X8_SC = 5
 _Static_assert(Q3X8_D + 16 == RA_Q3_K_X8_GROUP_BYTES && Q2X8_DMIN + 16 == RA_Q2_K_X8_GROUP_BYTES &&
                RA_Q2_K_X8_GROUP_BYTES == 8 * sizeof(blk_q2_k), "ckernels.h states the repacked Q3_K and Q2_K super-blocks' sizes");
 
+// One super-block of 8 repacked IQ4_XS rows (1104 bytes, 8 × 138 against the file's 136): d[8] (IQ4X8_D), the blocks'
+// scales minus 32, int8 [block j][row r] (IQ4X8_SC: unpacked once from the file's six bits), then per block j and dword e
+// (0..3) a 32-byte vector [row r][4 bytes] of bytes 4e .. 4e + 3 of row r's qs[16j ..] (IQ4X8_QS(j, e)): low nibbles
+// elements 4e .. 4e + 3 of block j, high nibbles 16 + 4e .. 16 + 4e + 3. The kernels load unaligned.
+enum { IQ4X8_D = 0, IQ4X8_SC = 16, IQ4X8_QS0 = 80 };
+#define IQ4X8_QS(j, e) (IQ4X8_QS0 + 128 * (j) + 32 * (e))
+_Static_assert(IQ4X8_QS(8, 0) == RA_IQ4_XS_X8_GROUP_BYTES, "ckernels.h states the repacked IQ4_XS super-block's size");
+
 // One block of 32 elements of a group of 8 repacked rows of the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0), the blocks
 // of a group one after the other so that a group is one sequential stream (a layout of separate regions for quants and
 // scales read 3.6x slower from memory: the hardware prefetcher restarts at every region):
@@ -523,6 +531,9 @@ int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 #define RA_IQ4_XS_BATCH_SCRATCH(n, nb) ((n) / 256 * (2 * RA_IQ4_XS_BATCH_PANEL_BYTES + (4 + 512) * (nb)) + 64)
 int ra_matmul_iq4_xs_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// The same for rows repacked at load (RA_IQ4_XS_X8; r0 and r1 multiples of 8, else 0), the panels packed from the groups.
+int ra_matmul_iq4_xs_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                             int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 void ra_iq4_xs_side_avx2(const void *x, int64_t n, int64_t nb, float *side);
 // Attention kernels (ops_attention_avx2.c; head_dim % 8 == 0, AVX2/FMA/F16C). Scores of `group` query rows (q: rows
 // of hd) against n_kv K rows kv_stride apart, times scale, into scores[h * ss + j]:

@@ -293,12 +293,10 @@ _Static_assert(sizeof(q8_panel16) % 32 == 0 && sizeof(q8_panel16) <= RA_Q8_0_BAT
 
 // Quartet vector e of 8 rows (int8; dword r holds row r's elements 4e..4e+3) as pair vectors 2e and 2e + 1 of p.
 RA_AVX2_INLINE void q8_widen_quartets(__m256i v, q8_panel16 *p, int e) {
-    // per 128-bit lane (4 rows): the rows' first pairs, then their second pairs; then lanes 0, 2 | 1, 3
-    const __m256i pick = _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
-                                          0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15);
-    const __m256i s = _mm256_permute4x64_epi64(_mm256_shuffle_epi8(v, pick), 0xD8);
-    _mm256_store_si256((__m256i *)p->q[2 * e], _mm256_cvtepi8_epi16(_mm256_castsi256_si128(s)));
-    _mm256_store_si256((__m256i *)p->q[2 * e + 1], _mm256_cvtepi8_epi16(_mm256_extracti128_si256(s, 1)));
+    __m256i a, b;
+    quartet_pairs16(v, &a, &b);
+    _mm256_store_si256((__m256i *)p->q[2 * e], a);
+    _mm256_store_si256((__m256i *)p->q[2 * e + 1], b);
 }
 
 // Rows [0, nrows) of the file's Q8_0 rows (nrows <= 8; the rest zero).

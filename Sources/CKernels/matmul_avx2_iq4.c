@@ -21,42 +21,59 @@ typedef struct {
 } iq4_xs_panel16;
 _Static_assert(sizeof(iq4_xs_panel16) % 32 == 0 && sizeof(iq4_xs_panel16) <= RA_IQ4_XS_BATCH_PANEL_BYTES, "iq4_xs_panel16 size");
 
-// The 256 values (scale · level) of one super-block as int16 at v.
-RA_AVX2_INLINE void iq4_xs_values16(const blk_iq4_xs *b, int16_t *v) {
-    const __m128i lut = _mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels), m4 = _mm_set1_epi8(15);
-    for (int j = 0; j < 8; j++) {
-        const __m128i q = _mm_loadu_si128((const __m128i *)(const void *)(b->qs + 16 * j));
-        const __m256i sc = _mm256_set1_epi16((short)ra_iq4_xs_scale(b, j));
-        const __m128i lo = _mm_shuffle_epi8(lut, _mm_and_si128(q, m4)), hi = _mm_shuffle_epi8(lut, _mm_and_si128(_mm_srli_epi16(q, 4), m4));
-        _mm256_store_si256((__m256i *)(void *)(v + 32 * j), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(lo), sc));
-        _mm256_store_si256((__m256i *)(void *)(v + 32 * j + 16), _mm256_mullo_epi16(_mm256_cvtepi8_epi16(hi), sc));
+// Block j of a panel super-block from its 4 quartet vectors (h[e]: dword r holds bytes 4e .. 4e + 3 of row r's 16 bytes
+// of nibbles, the repacked groups' layout, kernels_internal.h) and the 8 rows' scales sc (row r's in both int16 of dword
+// r): the levels looked up, widened to pairs and multiplied by the scales.
+RA_AVX2_INLINE void iq4_xs_panel_block(iq4_xs_panel16 *p, int j, const __m256i h[4], __m256i sc) {
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int e = 0; e < 4; e++) {
+        __m256i v[2][2];
+        quartet_pairs16(_mm256_shuffle_epi8(lut, _mm256_and_si256(h[e], m4)), &v[0][0], &v[0][1]);
+        quartet_pairs16(_mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(h[e], 4), m4)), &v[1][0], &v[1][1]);
+        for (int half = 0; half < 2; half++)   // the low nibbles: elements 4e .., pairs 16j + 2e ..; the high ones 16 on
+            for (int t = 0; t < 2; t++)
+                _mm256_store_si256((__m256i *)(void *)p->q[16 * j + 8 * half + 2 * e + t], _mm256_mullo_epi16(v[half][t], sc));
     }
 }
 
-// Rows [0, nrows) of the file's IQ4_XS rows (nrows <= 8; the rest zero): each row's values, then pairs of the 8 rows
-// transposed into the lanes.
+// Rows [0, nrows) of the file's IQ4_XS rows (nrows <= 8; the rest zero): each block's bytes of the 8 rows transposed
+// into quartet vectors (block_heads8), then iq4_xs_panel_block.
 RA_AVX2 static void iq4_xs_pack16(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
     iq4_xs_panel16 *p = panel;
-    _Alignas(32) int16_t v[PANEL8_ROWS][256];
     for (int64_t i = 0; i < ns; i++) {
+        const int64_t off = i * (int64_t)sizeof(blk_iq4_xs);
         _Alignas(16) uint16_t dh[PANEL8_ROWS];
-        for (int r = 0; r < PANEL8_ROWS; r++) {
-            if (r < nrows) {
-                const blk_iq4_xs *b = (const blk_iq4_xs *)(const void *)(W + r * wrow) + i;
-                iq4_xs_values16(b, v[r]);
-                dh[r] = b->d;
-            } else {
-                memset(v[r], 0, sizeof v[r]);
-                dh[r] = 0;
-            }
-        }
-        for (int p0 = 0; p0 < 128; p0 += 8) {
-            __m256i rows[8], t[8];
-            for (int r = 0; r < PANEL8_ROWS; r++) rows[r] = _mm256_load_si256((const __m256i *)(const void *)(v[r] + 2 * p0));
-            transpose8x8_epi32(rows, t);
-            for (int j = 0; j < 8; j++) _mm256_store_si256((__m256i *)(void *)p[i].q[p0 + j], t[j]);
+        for (int r = 0; r < PANEL8_ROWS; r++) dh[r] = r < nrows ? ((const blk_iq4_xs *)(const void *)(W + r * wrow + off))->d : 0;
+        for (int j = 0; j < 8; j++) {
+            __m256i h[4];
+            block_heads8(W, wrow, off + (int64_t)offsetof(blk_iq4_xs, qs) + 16 * j, nrows, h);
+            int32_t sc[PANEL8_ROWS];
+            for (int r = 0; r < PANEL8_ROWS; r++)
+                sc[r] = r < nrows ? ra_iq4_xs_scale((const blk_iq4_xs *)(const void *)(W + r * wrow + off), j) & 0xFFFF : 0;
+            const __m256i s = _mm256_loadu_si256((const __m256i *)(const void *)sc);
+            iq4_xs_panel_block(p + i, j, h, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
         }
         _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)dh)));
+    }
+}
+
+// A group of 8 repacked rows (RA_IQ4_XS_X8, x8.c): its quartet vectors are the transposed ones already, its scales
+// int8 [block][row]. W: a group of 8 rows (nrows is 8).
+RA_AVX2 static void iq4_xs_x8_pack16(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    iq4_xs_panel16 *p = panel;
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *a = W + i * RA_IQ4_XS_X8_GROUP_BYTES;
+        for (int j = 0; j < 8; j++) {
+            __m256i h[4];
+            for (int e = 0; e < 4; e++) h[e] = _mm256_loadu_si256((const __m256i *)(const void *)(a + IQ4X8_QS(j, e)));
+            const __m256i s = _mm256_and_si256(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(a + IQ4X8_SC + 8 * j))),
+                                               _mm256_set1_epi32(0xFFFF));
+            iq4_xs_panel_block(p + i, j, h, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
+        }
+        _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(a + IQ4X8_D))));
     }
 }
 
@@ -163,10 +180,12 @@ RA_AVX2 void ra_iq4_xs_side_avx2(const void *x, int64_t n, int64_t nb, float *si
     }
 }
 
-RA_AVX2 int ra_matmul_iq4_xs_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
-                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+// Rows [r0, r1) (file rows, or groups with x8: whole groups only) on the panels packed by `pack`.
+RA_AVX2 static int iq4_xs_matmul16(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, const int x8) {
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_IQ4_XS_BATCH_SCRATCH(n, side ? 0 : nb)) return 0;
+    if (x8 && (r0 % 8 != 0 || r1 % 8 != 0)) return 0;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     iq4_xs_panel16 *panel = (iq4_xs_panel16 *)(void *)base;
     if (!side) {
@@ -174,9 +193,20 @@ RA_AVX2 int ra_matmul_iq4_xs_avx2(const void *w, int64_t n, const void *x, const
         ra_iq4_xs_side_avx2(x, n, nb, own);
         side = own;
     }
-    panel16_matmul(w, ns * (int64_t)sizeof(blk_iq4_xs), ns, (const uint8_t *)(side + ns * nb), n * (int64_t)sizeof(int16_t), nb, side, ns,
-                   out, out_stride, r0, r1, panel, panel + ns, iq4_xs_pack16, iq4_xs_run16x2, iq4_xs_run16);
+    const int64_t wrow = x8 ? ns * RA_IQ4_XS_X8_GROUP_BYTES / 8 : ns * (int64_t)sizeof(blk_iq4_xs);
+    panel16_matmul(w, wrow, ns, (const uint8_t *)(side + ns * nb), n * (int64_t)sizeof(int16_t), nb, side, ns, out, out_stride, r0, r1,
+                   panel, panel + ns, x8 ? iq4_xs_x8_pack16 : iq4_xs_pack16, iq4_xs_run16x2, iq4_xs_run16);
     return 1;
+}
+
+int ra_matmul_iq4_xs_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return iq4_xs_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0);
+}
+
+int ra_matmul_iq4_xs_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                             int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return iq4_xs_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
 }
 
 #endif

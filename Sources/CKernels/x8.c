@@ -1,4 +1,4 @@
-// Q4_K, Q5_K, Q6_K and the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0) repacked at load for decode: 8 weight rows
+// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS and the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0) repacked at load for decode: 8 weight rows
 // interleaved so that the 8 lanes of a 256-bit vector are 8 rows.
 //
 // Why: on a 2-core AVX2 machine (AMD EPYC, no AVX-512) the one-row Q4_K dot computes barely faster than a thread's share
@@ -12,7 +12,9 @@
 // (from memory 1.2x; engine-notes "Stop 34"). Q6_K (a Q4_K_M file's output matrix and half its ffn_down and attn_v,
 // 45% of Qwen3-0.6B Q4_K_M's bytes a token) spends as many instructions unpacking 6-bit quants in either layout, but a
 // row's dot also picks each sub-block's scale per 32 quants and reduces its sums per super-block: 8 rows in the lanes
-// computed 1.42x as fast in L2 (engine-notes "Stop 36").
+// computed 1.42x as fast in L2 (engine-notes "Stop 36"). IQ4_XS's one-row dot takes the activations' signs and a
+// block's scale per row; with 8 rows in the lanes the activations' magnitudes are taken once for the 8 rows and a block's
+// scales are one byte shuffle (bench/kernels/x8_ab.sh 23 1024 512 on a Zen 1 EPYC, 1 thread: 1.39x in L2, 1.23x from memory).
 //
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
@@ -39,6 +41,7 @@ int ra_x8_type(int type) {
     case RA_Q6_K: return RA_Q6_K_X8;
     case RA_Q3_K: return RA_Q3_K_X8;
     case RA_Q2_K: return RA_Q2_K_X8;
+    case RA_IQ4_XS: return RA_IQ4_XS_X8;
     default: return -1;
     }
 }
@@ -55,6 +58,7 @@ int ra_x8_source(int x8) {
     case RA_Q6_K_X8: return RA_Q6_K;
     case RA_Q3_K_X8: return RA_Q3_K;
     case RA_Q2_K_X8: return RA_Q2_K;
+    case RA_IQ4_XS_X8: return RA_IQ4_XS;
     default: return -1;
     }
 }
@@ -185,6 +189,38 @@ static void ra_k16_low_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0
     }
 }
 
+/// IQ4_XS: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o, or back (to = 0)
+/// into a (row r0 first); ns super-blocks a row. The layout: IQ4X8_* (kernels_internal.h).
+static void ra_iq4_xs_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0, int64_t r1, const int to) {
+    for (int64_t row = r0; row < r1; row++) {
+        const int r = (int)(row % 8);
+        for (int64_t i = 0; i < ns; i++) {
+            uint8_t *p = o + (row / 8 * ns + i) * RA_IQ4_XS_X8_GROUP_BYTES;
+            blk_iq4_xs *b = (blk_iq4_xs *)(void *)(a + ((row - (to ? 0 : r0)) * ns + i) * (int64_t)sizeof(blk_iq4_xs));
+            for (int j = 0; j < 8; j++)
+                for (int e = 0; e < 4; e++) {
+                    if (to) memcpy(p + IQ4X8_QS(j, e) + 4 * r, b->qs + 16 * j + 4 * e, 4);
+                    else memcpy(b->qs + 16 * j + 4 * e, p + IQ4X8_QS(j, e) + 4 * r, 4);
+                }
+            if (to) {
+                for (int j = 0; j < 8; j++) p[IQ4X8_SC + 8 * j + r] = (uint8_t)(int8_t)ra_iq4_xs_scale(b, j);
+                memcpy(p + IQ4X8_D + 2 * r, &b->d, 2);
+            } else {
+                // the inverse of ra_iq4_xs_scale: scale j + 32 (six bits), its low four bits in nibble j % 2 of
+                // scales_l[j / 2], its top two in bits 2j of scales_h
+                memset(b->scales_l, 0, sizeof b->scales_l);
+                b->scales_h = 0;
+                for (int j = 0; j < 8; j++) {
+                    const int v = (int8_t)p[IQ4X8_SC + 8 * j + r] + 32;
+                    b->scales_l[j / 2] |= (uint8_t)((v & 15) << (4 * (j % 2)));
+                    b->scales_h |= (uint16_t)((v >> 4) << (2 * j));
+                }
+                memcpy(&b->d, p + IQ4X8_D + 2 * r, 2);
+            }
+        }
+    }
+}
+
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
     if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 (ra_x8_bytes took only the repacked types)
@@ -197,6 +233,10 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) 
     }
     if (type == RA_Q3_K || type == RA_Q2_K) {
         ra_k16_low_x8_convert((uint8_t *)(uintptr_t)src, dst, n / QK_K, 0, rows, 1, type == RA_Q3_K);
+        return 1;
+    }
+    if (type == RA_IQ4_XS) {
+        ra_iq4_xs_x8_convert((uint8_t *)(uintptr_t)src, dst, n / QK_K, 0, rows, 1);
         return 1;
     }
     const int five = type == RA_Q5_K;
@@ -242,6 +282,10 @@ static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int
     }
     if (type == RA_Q3_K || type == RA_Q2_K) {
         ra_k16_low_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0, type == RA_Q3_K);
+        return;
+    }
+    if (type == RA_IQ4_XS) {
+        ra_iq4_xs_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
         return;
     }
     const int five = type == RA_Q5_K;
@@ -495,6 +539,47 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
 RA_KX8_ROWS(q3_k, k16x8_group, RA_Q3_K_X8_GROUP_BYTES, 1)
 RA_KX8_ROWS(q2_k, k16x8_group, RA_Q2_K_X8_GROUP_BYTES, 0)
 
+// IQ4_XS: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the activation row b, the bits
+// of dot_iq4_xs: per super-block each row's exact int32 sum I = Σ_j scale_j · Σ level · activation, then acc = fma(I,
+// d · d_x, acc). The levels are signed: a quartet of 8 rows (looked up by vpshufb) takes the activations' signs
+// (vpsignb) and meets their magnitudes, computed once per super-block for all 8 rows, in vpmaddubsw (a pair at most
+// 2 · 127 · 127; Q8_K activations are -127..127, no level is 0 or -128); the low and the high nibbles' pair sums each meet
+// the block's scales of the 8 rows in a vpmaddwd (two of them would overflow int16).
+RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int unused) {
+    (void)unused;
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
+    const __m256i m4 = _mm256_set1_epi8(15), pick0 = q6x8_pick(0, 0), pick1 = q6x8_pick(8, 8);
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t i = 0; i < ns; i++) {
+        const uint8_t *pi = p + i * RA_IQ4_XS_X8_GROUP_BYTES;
+        const int8_t *y = b[i].qs;
+        _Alignas(32) int8_t ya[QK_K];
+        for (int h = 0; h < QK_K; h += 32)
+            _mm256_store_si256((__m256i *)(void *)(ya + h), _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(const void *)(y + h))));
+        __m256i isum = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int j = 0; j < 8; j++) {
+            const __m256i sb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_SC + 8 * (j & ~1))));
+            const __m256i sc = _mm256_srai_epi16(_mm256_shuffle_epi8(sb, j & 1 ? pick1 : pick0), 8);
+            RA_UNROLL
+            for (int e = 0; e < 4; e++) {
+                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + IQ4X8_QS(j, e)));
+                const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, m4));
+                const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                const int o = 32 * j + 4 * e;
+                const __m256i tlo = _mm256_maddubs_epi16(bcast4(ya + o), _mm256_sign_epi8(lo, bcast4(y + o)));
+                const __m256i thi = _mm256_maddubs_epi16(bcast4(ya + o + 16), _mm256_sign_epi8(hi, bcast4(y + o + 16)));
+                isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(tlo, sc), _mm256_madd_epi16(thi, sc)));
+            }
+        }
+        const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_D)));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(b[i].d)), acc);
+    }
+    _mm256_storeu_ps(out, acc);
+}
+
+RA_KX8_ROWS(iq4_xs, iq4x8_group, RA_IQ4_XS_X8_GROUP_BYTES, 0)
+
 // The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1, _Q8_0; avx2_internal.h): out[0..8) = the dots of each of
 // `groups` groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4
 // quartets of unsigned quants of both nibbles (with their fifth bits) against the activation's 4 bytes broadcast, added
@@ -582,7 +667,8 @@ enum { X8_FILE_ROW_MAX = RA_X8_MAX_COLUMNS / 32 * sizeof(blk_q8_0) };
 _Static_assert(X8_FILE_ROW_MAX >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q5_k) &&
                sizeof(blk_q8_0) >= sizeof(blk_q5_1) && sizeof(blk_q8_0) >= sizeof(blk_q5_0) &&
                sizeof(blk_q8_0) >= sizeof(blk_q4_1) && sizeof(blk_q8_0) >= sizeof(blk_q4_0) &&
-               sizeof(blk_q5_k) >= sizeof(blk_q4_k) && X8_FILE_ROW_MAX >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q6_k),
+               sizeof(blk_q5_k) >= sizeof(blk_q4_k) && X8_FILE_ROW_MAX >= RA_X8_MAX_COLUMNS / QK_K * sizeof(blk_q6_k) &&
+               sizeof(blk_q6_k) >= sizeof(blk_iq4_xs),
                "a file row of any repacked type fits X8_FILE_ROW_MAX");
 
 void ra_x8_dequantize_row(int x8, const void *w, int64_t n, int64_t r, float *dst) {
@@ -604,7 +690,7 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
         void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
             type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q6_K ? ra_avx2_rows_q6_k_x8
-            : type == RA_Q3_K ? ra_avx2_rows_q3_k_x8 : type == RA_Q2_K ? ra_avx2_rows_q2_k_x8
+            : type == RA_Q3_K ? ra_avx2_rows_q3_k_x8 : type == RA_Q2_K ? ra_avx2_rows_q2_k_x8 : type == RA_IQ4_XS ? ra_avx2_rows_iq4_xs_x8
             : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
             : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : type == RA_Q5_1 ? ra_avx2_rows_q5_1_x8
             : ra_avx2_rows_q8_0_x8;

@@ -70,10 +70,11 @@ def classify(frames: list[tuple[str, str]], output_line: str) -> tuple[str, bool
     return "outside decode (load, prompt warm-up)", output
 
 
-# Rows repacked at load (x8.c): bytes for every byte of the file's rows. Q4_K 1184 for 8 × 144, Q5_K 1440 for 8 × 176;
+# Rows repacked at load (x8.c): bytes for every byte of the file's rows. Q4_K 1184 for 8 × 144, Q5_K 1440 for 8 × 176,
+# Q3_K 912 for 8 × 110, IQ4_XS 1104 for 8 × 136;
 # Q6_K and the 32-element types keep the file's bytes.
 REPACKED = {"q4_k_x8": 1184 / 1152, "q5_k_x8": 1440 / 1408, "q4_0_x8": 1.0, "q5_0_x8": 1.0, "q4_1_x8": 1.0, "q5_1_x8": 1.0, "q8_0_x8": 1.0,
-            "q6_k_x8": 1.0, "q3_k_x8": 912 / 880, "q2_k_x8": 1.0}
+            "q6_k_x8": 1.0, "q3_k_x8": 912 / 880, "q2_k_x8": 1.0, "iq4_xs_x8": 1104 / 1088}
 
 
 def budget(script: str, model: str, tok_s: float, tokens: int, hz: float) -> None:

@@ -86,6 +86,23 @@ RA_AVX2_INLINE void quartet_pairs16(__m256i v, __m256i *first, __m256i *second) 
     *second = _mm256_cvtepi8_epi16(_mm256_extracti128_si256(s, 1));
 }
 
+// The levels of one block of 32 IQ4 nibbles (IQ4_NL's block or one of IQ4_XS's 8) of 8 rows as 16 vectors of int16
+// pairs q[0..16) (q[p] dword r = elements 2p, 2p + 1 of row r), times sc (row r's scale in both int16 of dword r) when
+// scaled. h[e]: dword r holds bytes 4e .. 4e + 3 of row r's 16 bytes of nibbles (block_heads8, or IQ4_XS's groups):
+// low nibbles elements 4e .. 4e + 3 (pairs 2e, 2e + 1), high nibbles 16 on (pairs 8 + 2e, 9 + 2e).
+RA_AVX2_INLINE void iq4_pairs16(int16_t (*q)[16], const __m256i h[4], __m256i sc, const int scaled) {
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int e = 0; e < 4; e++) {
+        __m256i v[2][2];
+        quartet_pairs16(_mm256_shuffle_epi8(lut, _mm256_and_si256(h[e], m4)), &v[0][0], &v[0][1]);
+        quartet_pairs16(_mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(h[e], 4), m4)), &v[1][0], &v[1][1]);
+        for (int half = 0; half < 2; half++)
+            for (int t = 0; t < 2; t++)
+                _mm256_store_si256((__m256i *)(void *)q[8 * half + 2 * e + t], scaled ? _mm256_mullo_epi16(v[half][t], sc) : v[half][t]);
+    }
+}
+
 // 4 int8 activations broadcast to every lane.
 RA_AVX2_INLINE __m256i bcast4(const int8_t *y) {
     int32_t v;

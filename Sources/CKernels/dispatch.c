@@ -286,6 +286,11 @@ static int q8_0_wide_side(int source_type, int64_t n, int64_t nb, int path) {
 static int iq4_xs_wide_side(int type, int64_t n, int64_t nb, int path) {
     return type == RA_IQ4_XS && nb > 1 && n % QK_K == 0 && ra_path_is_x86_simd(path);
 }
+
+// Whether a batch of IQ4_NL runs Q8_0's int16 panels (every x86 path), with Q8_0's side data (scales, int16 rows).
+static int iq4_nl_wide_side(int type, int64_t n, int64_t nb, int path) {
+    return type == RA_IQ4_NL && nb > 1 && n % 32 == 0 && ra_path_is_x86_simd(path);
+}
 #endif
 
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
@@ -297,6 +302,7 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
     if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, path))
         return 2 * (n / 32) * nb + (q8_0_wide_side(weight_type, n, nb, path) ? n * nb / 2 : 0);
     if (iq4_xs_wide_side(weight_type, n, nb, path)) return (n / QK_K) * nb + n * nb / 2;
+    if (iq4_nl_wide_side(weight_type, n, nb, path)) return 2 * (n / 32) * nb + n * nb / 2;
 #else
     (void)weight_type; (void)n; (void)nb; (void)ra_is_b32;
 #endif
@@ -308,6 +314,11 @@ void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float
     const int source = ra_x8_source(weight_type), type = source >= 0 ? source : weight_type;
     if (iq4_xs_wide_side(type, n, nb, ra_kernel_path())) {
         ra_iq4_xs_side_avx2(x, n, nb, side);
+        return;
+    }
+    if (iq4_nl_wide_side(type, n, nb, ra_kernel_path())) {   // Q8_0's
+        ra_b32_side_avx2(RA_Q8_0, x, n, nb, side);
+        ra_q8_0_widen_avx2(x, n, nb, (int16_t *)(void *)(side + 2 * (n / 32) * nb));
         return;
     }
     ra_b32_side_avx2(type, x, n, nb, side);
@@ -425,6 +436,11 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
         bytes = RA_IQ4_XS_BATCH_SCRATCH(n, side ? 0 : nb);
         uint8_t *scratch = ra_thread_scratch(bytes);
         if (scratch && ra_matmul_iq4_xs_avx2(w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+    }
+    if (iq4_nl_wide_side(weight_type, n, nb, path)) {
+        bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && ra_matmul_iq4_nl_avx2(w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
     }
     const ra_matmul_batch_fn batch = batch_kernel(weight_type, n, nb, path, &bytes);
     if (batch) {

@@ -531,6 +531,10 @@ int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 #define RA_IQ4_XS_BATCH_SCRATCH(n, nb) ((n) / 256 * (2 * RA_IQ4_XS_BATCH_PANEL_BYTES + (4 + 512) * (nb)) + 64)
 int ra_matmul_iq4_xs_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// IQ4_NL weights × nb Q8_0 activation rows on Q8_0's int16 panels (matmul_avx2_b32.c) in dot_iq4_nl's order; side: Q8_0's
+// (the scales, then the rows widened: ra_b32_side_avx2 and ra_q8_0_widen_avx2) or NULL; scratch RA_Q8_0_BATCH_SCRATCH(n, nb).
+int ra_matmul_iq4_nl_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same for rows repacked at load (RA_IQ4_XS_X8; r0 and r1 multiples of 8, else 0), the panels packed from the groups.
 int ra_matmul_iq4_xs_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);

@@ -325,15 +325,16 @@ RA_AVX2 static void q8_0_x8_pack16(const uint8_t *W, int64_t wrow, int64_t nblk,
 }
 
 // One panel × nx (1..4) activation rows of int16, xs elements apart (side: per row nblk d, then nblk s). The blocks are
-// taken chain by chain (j = c, c + 4, ...), so each row's float sum of the chain stays in a register beside the int32
-// sums; each chain is dot_b32's sequence of fmas, and the chains are added as there.
+// taken chain by chain (j = c, c + chains, ...), so each row's float sum of the chain stays in a register beside the
+// int32 sums; each chain is the dot's sequence of fmas, and the chains are added as there: Q8_0's 4 chains of dot_b32,
+// IQ4_NL's one (dot_iq4_nl).
 RA_AVX2_INLINE void q8_panel16_m(int64_t nblk, const q8_panel16 *p, const int16_t *x, int64_t xs, const float *side,
-                                 float *out, int64_t os, int nr, const int nx) {
+                                 float *out, int64_t os, int nr, const int nx, const int chains) {
     __m256 chain[4][PANEL8_GROUP];
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < chains; c++) {
         __m256 acc[PANEL8_GROUP];
         for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
-        for (int64_t j = c; j < nblk; j += 4) {
+        for (int64_t j = c; j < nblk; j += chains) {
             const q8_panel16 *pj = p + j;
             __m256i s[PANEL8_GROUP];
             for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
@@ -355,18 +356,18 @@ RA_AVX2_INLINE void q8_panel16_m(int64_t nblk, const q8_panel16 *p, const int16_
         for (int k = 0; k < nx; k++) chain[c][k] = acc[k];
     }
     for (int k = 0; k < nx; k++)
-        store_rows8(out + k * os, _mm256_add_ps(_mm256_add_ps(chain[0][k], chain[1][k]), _mm256_add_ps(chain[2][k], chain[3][k])), nr);
+        store_rows8(out + k * os, chains == 1 ? chain[0][k] : _mm256_add_ps(_mm256_add_ps(chain[0][k], chain[1][k]), _mm256_add_ps(chain[2][k], chain[3][k])), nr);
 }
 
 // Two panels (16 weight rows) × nx (1..3) activation rows: each broadcast serves two vpmaddwd (as in q4_1_panel16_m),
 // with the same chains as q8_panel16_m for each panel: the same bits.
 RA_AVX2_INLINE void q8_panel16x2_m(int64_t nblk, const q8_panel16 *pa, const q8_panel16 *pb, const int16_t *x, int64_t xs,
-                                   const float *side, float *out, int64_t os, const int nx) {
+                                   const float *side, float *out, int64_t os, const int nx, const int chains) {
     __m256 chain[4][2][PANEL16_GROUP];
-    for (int c = 0; c < 4; c++) {
+    for (int c = 0; c < chains; c++) {
         __m256 acc[2][PANEL16_GROUP];
         for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
-        for (int64_t j = c; j < nblk; j += 4) {
+        for (int64_t j = c; j < nblk; j += chains) {
             const q8_panel16 *a = pa + j, *b = pb + j;
             __m256i sa[PANEL16_GROUP], sb[PANEL16_GROUP];
             for (int k = 0; k < nx; k++) sa[k] = sb[k] = _mm256_setzero_si256();
@@ -393,33 +394,38 @@ RA_AVX2_INLINE void q8_panel16x2_m(int64_t nblk, const q8_panel16 *pa, const q8_
     }
     for (int h = 0; h < 2; h++)
         for (int k = 0; k < nx; k++)
-            _mm256_storeu_ps(out + k * os + 8 * h, _mm256_add_ps(_mm256_add_ps(chain[0][h][k], chain[1][h][k]),
-                                                                 _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
+            _mm256_storeu_ps(out + k * os + 8 * h, chains == 1 ? chain[0][h][k]
+                                                              : _mm256_add_ps(_mm256_add_ps(chain[0][h][k], chain[1][h][k]),
+                                                                              _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
 }
 
-RA_AVX2 static void q8_0_run16x2(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
-                                 float *out, int64_t os, int nx) {
-    const int16_t *x16 = (const int16_t *)(const void *)x;
-    const int64_t xe = xs / (int64_t)sizeof(int16_t);
-    switch (nx) {
-    case 1: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 1); break;
-    case 2: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 2); break;
-    default: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 3); break;
+// The run functions of the int16 panels with `chains` float chains (Q8_0: 4, IQ4_NL: 1).
+#define RA_Q8_PANEL16_RUNS(name, chains)                                                                                   \
+    RA_AVX2 static void name##_run16x2(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs,       \
+                                       const float *side, float *out, int64_t os, int nx) {                            \
+        const int16_t *x16 = (const int16_t *)(const void *)x;                                                         \
+        const int64_t xe = xs / (int64_t)sizeof(int16_t);                                                              \
+        switch (nx) {                                                                                                  \
+        case 1: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 1, chains); break;                               \
+        case 2: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 2, chains); break;                               \
+        default: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 3, chains); break;                              \
+        }                                                                                                              \
+    }                                                                                                                  \
+    RA_AVX2 static void name##_run16(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, \
+                                     int64_t side_row, float *out, int64_t os, int nr, int nx) {                       \
+        (void)side_row;                                                                                                \
+        const int16_t *x16 = (const int16_t *)(const void *)x;                                                         \
+        const float *sd = (const float *)(const void *)side;                                                           \
+        const int64_t xe = xs / (int64_t)sizeof(int16_t);                                                              \
+        switch (nx) {                                                                                                  \
+        case 1: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 1, chains); break;                                \
+        case 2: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 2, chains); break;                                \
+        case 3: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 3, chains); break;                                \
+        default: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 4, chains); break;                               \
+        }                                                                                                              \
     }
-}
-RA_AVX2 static void q8_0_run16(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
-                               float *out, int64_t os, int nr, int nx) {
-    (void)side_row;
-    const int16_t *x16 = (const int16_t *)(const void *)x;
-    const float *sd = (const float *)(const void *)side;
-    const int64_t xe = xs / (int64_t)sizeof(int16_t);
-    switch (nx) {
-    case 1: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 1); break;
-    case 2: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 2); break;
-    case 3: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 3); break;
-    default: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 4); break;
-    }
-}
+RA_Q8_PANEL16_RUNS(q8_0, 4)
+RA_Q8_PANEL16_RUNS(iq4_nl, 1)
 
 RA_AVX2 void ra_q8_0_widen_avx2(const void *x, int64_t n, int64_t nb, int16_t *dst) {
     const uint8_t *X = x;
@@ -430,11 +436,11 @@ RA_AVX2 void ra_q8_0_widen_avx2(const void *x, int64_t n, int64_t nb, int16_t *d
     }
 }
 
-// Rows [r0, r1) of Q8_0 (file rows or repacked groups, as `pack` reads them) × nb Q8_0 activation rows; side: their
-// scales and, after them, the rows in int16 (ra_matmul_side), or NULL to convert both here into the scratch
-// (RA_Q8_0_BATCH_SCRATCH).
+// Rows [r0, r1) of Q8_0 (file rows or repacked groups, as `pack` reads them) or IQ4_NL (nl) × nb Q8_0 activation rows;
+// side: their scales and, after them, the rows in int16 (ra_matmul_side), or NULL to convert both here into the
+// scratch (RA_Q8_0_BATCH_SCRATCH).
 RA_AVX2 static int q8_0_matmul16(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
-                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack) {
+                                 int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, panel8_pack_fn pack, const int nl) {
     const int64_t nblk = n / 32;
     if (n % 32 != 0 || nb < 1 || scratch_bytes < RA_Q8_0_BATCH_SCRATCH(n, nb)) return 0;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
@@ -450,9 +456,29 @@ RA_AVX2 static int q8_0_matmul16(const void *w, int64_t n, const void *x, const 
         x16 = own16;
         side = own;
     }
-    panel16_matmul(w, nblk * (int64_t)sizeof(blk_q8_0), nblk, (const uint8_t *)x16, n * (int64_t)sizeof(int16_t), nb, side, 2 * nblk,
-                   out, out_stride, r0, r1, panel, panel + nblk, pack, q8_0_run16x2, q8_0_run16);
+    panel16_matmul(w, nblk * (int64_t)(nl ? sizeof(blk_iq4_nl) : sizeof(blk_q8_0)), nblk, (const uint8_t *)x16, n * (int64_t)sizeof(int16_t),
+                   nb, side, 2 * nblk, out, out_stride, r0, r1, panel, panel + nblk, pack, nl ? iq4_nl_run16x2 : q8_0_run16x2,
+                   nl ? iq4_nl_run16 : q8_0_run16);
     return 1;
+}
+
+// IQ4_NL's rows on the same int16 panels (its levels widened; one chain of fmas, as dot_iq4_nl) with Q8_0's side data:
+// each block's bytes of the 8 rows transposed into quartet vectors (block_heads8), their levels as pairs (iq4_pairs16).
+RA_AVX2 static void iq4_nl_pack16(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    q8_panel16 *p = panel;
+    for (int64_t j = 0; j < nblk; j++) {
+        const int64_t off = j * (int64_t)sizeof(blk_iq4_nl);
+        __m256i h[4];
+        block_heads8(W, wrow, off + (int64_t)offsetof(blk_iq4_nl, qs), nrows, h);
+        iq4_pairs16(p[j].q, h, _mm256_setzero_si256(), 0);
+        _Alignas(16) uint16_t dh[PANEL8_ROWS];
+        for (int r = 0; r < PANEL8_ROWS; r++) dh[r] = r < nrows ? ((const blk_iq4_nl *)(const void *)(W + r * wrow + off))->d : 0;
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)dh)));
+    }
+}
+RA_AVX2 int ra_matmul_iq4_nl_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, iq4_nl_pack16, 1);
 }
 
 // Q8_0's AVX2 entries (the other types' come from RA_B32_BATCH); its int8 panels are AVX-VNNI's (below).
@@ -461,11 +487,11 @@ RA_AVX2 static void q8_0_pack(const uint8_t *W, int64_t wrow, int64_t nblk, int 
 }
 int ra_matmul_q8_0_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
                         uint8_t *scratch, int64_t scratch_bytes) {
-    return q8_0_matmul16(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_pack16);
+    return q8_0_matmul16(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_pack16, 0);
 }
 RA_AVX2 static int q8_0_side_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
                                     int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_pack16);
+    return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_pack16, 0);
 }
 
 // The 32-element types' rows repacked at load (RA_Q4_0_X8 ... RA_Q8_0_X8, x8.c): a block of 8 rows (b32x8_layout,
@@ -509,7 +535,7 @@ int ra_matmul_b32_x8_avx2(int x8, const void *w, int64_t n, const void *x, const
     case RA_Q5_0_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_0_x8_pack, q5_0_run, B32_Q5_0, 1);
     case RA_Q4_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q4_1_x8_pack, q4_1_run, B32_Q4_1, 1);
     case RA_Q5_1_X8: return b32_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q5_1_x8_pack, q5_1_run, B32_Q5_1, 1);
-    case RA_Q8_0_X8: return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_x8_pack16);
+    case RA_Q8_0_X8: return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, q8_0_x8_pack16, 0);
     default: return 0;
     }
 }

@@ -21,24 +21,8 @@ typedef struct {
 } iq4_xs_panel16;
 _Static_assert(sizeof(iq4_xs_panel16) % 32 == 0 && sizeof(iq4_xs_panel16) <= RA_IQ4_XS_BATCH_PANEL_BYTES, "iq4_xs_panel16 size");
 
-// Block j of a panel super-block from its 4 quartet vectors (h[e]: dword r holds bytes 4e .. 4e + 3 of row r's 16 bytes
-// of nibbles, the repacked groups' layout, kernels_internal.h) and the 8 rows' scales sc (row r's in both int16 of dword
-// r): the levels looked up, widened to pairs and multiplied by the scales.
-RA_AVX2_INLINE void iq4_xs_panel_block(iq4_xs_panel16 *p, int j, const __m256i h[4], __m256i sc) {
-    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
-    const __m256i m4 = _mm256_set1_epi8(15);
-    for (int e = 0; e < 4; e++) {
-        __m256i v[2][2];
-        quartet_pairs16(_mm256_shuffle_epi8(lut, _mm256_and_si256(h[e], m4)), &v[0][0], &v[0][1]);
-        quartet_pairs16(_mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(h[e], 4), m4)), &v[1][0], &v[1][1]);
-        for (int half = 0; half < 2; half++)   // the low nibbles: elements 4e .., pairs 16j + 2e ..; the high ones 16 on
-            for (int t = 0; t < 2; t++)
-                _mm256_store_si256((__m256i *)(void *)p->q[16 * j + 8 * half + 2 * e + t], _mm256_mullo_epi16(v[half][t], sc));
-    }
-}
-
 // Rows [0, nrows) of the file's IQ4_XS rows (nrows <= 8; the rest zero): each block's bytes of the 8 rows transposed
-// into quartet vectors (block_heads8), then iq4_xs_panel_block.
+// into quartet vectors (block_heads8), then their levels times the scales (iq4_pairs16).
 RA_AVX2 static void iq4_xs_pack16(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, void *panel) {
     iq4_xs_panel16 *p = panel;
     for (int64_t i = 0; i < ns; i++) {
@@ -52,7 +36,7 @@ RA_AVX2 static void iq4_xs_pack16(const uint8_t *W, int64_t wrow, int64_t ns, in
             for (int r = 0; r < PANEL8_ROWS; r++)
                 sc[r] = r < nrows ? ra_iq4_xs_scale((const blk_iq4_xs *)(const void *)(W + r * wrow + off), j) & 0xFFFF : 0;
             const __m256i s = _mm256_loadu_si256((const __m256i *)(const void *)sc);
-            iq4_xs_panel_block(p + i, j, h, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
+            iq4_pairs16(p[i].q + 16 * j, h, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)), 1);
         }
         _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)dh)));
     }
@@ -71,7 +55,7 @@ RA_AVX2 static void iq4_xs_x8_pack16(const uint8_t *W, int64_t wrow, int64_t ns,
             for (int e = 0; e < 4; e++) h[e] = _mm256_loadu_si256((const __m256i *)(const void *)(a + IQ4X8_QS(j, e)));
             const __m256i s = _mm256_and_si256(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(a + IQ4X8_SC + 8 * j))),
                                                _mm256_set1_epi32(0xFFFF));
-            iq4_xs_panel_block(p + i, j, h, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)));
+            iq4_pairs16(p[i].q + 16 * j, h, _mm256_or_si256(s, _mm256_slli_epi32(s, 16)), 1);
         }
         _mm256_store_ps(p[i].d, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(a + IQ4X8_D))));
     }

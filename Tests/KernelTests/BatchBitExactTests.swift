@@ -114,15 +114,18 @@ extension DotProductTests {
         }
     }
 
-    @Test("Jobs of different types on the same activations each get the side data they need (a Q8_0 batch's int16 activations are not taken from a Q4_0 job's scales), bit for bit ra_matmul_rows")
-    func jobsOfMixedTypesShareActivations() throws {
-        var rng = SeededRandom(seed: 4080)
+    @Test("Jobs of different types on the same activations each get the side data they need (a Q8_0 batch's int16 activations are not taken from a Q4_0 job's scales; IQ4_NL's and Q8_0's are shared; IQ4_XS's Q8_K side data is its own), bit for bit ra_matmul_rows",
+          arguments: [0, 1])
+    func jobsOfMixedTypesShareActivations(set: Int) throws {
+        var rng = SeededRandom(seed: 4080 + UInt64(set))
         let pool = try #require(ra_pool_create(2))
         defer { ra_pool_destroy(pool) }
-        // Q4_0, Q5_0 and Q8_0 all multiply Q8_0 activations: the Q4_0 job comes first, the Q8_0 one last
-        let types = [KType.q4_0, KType.q5_0, KType.q8_0, KType.q8_0]
-        let n = 192, rows = 40, nb = 7
-        let x = (0..<nb).flatMap { _ in Kernels.randomActivations(.q8_0, n, &rng) }
+        // Q4_0, IQ4_NL, Q5_0 and Q8_0 all multiply Q8_0 activations: the Q4_0 job comes first (scales only), then IQ4_NL's
+        // (scales and int16 rows, which the later Q8_0 and IQ4_NL jobs may share); Q4_K, Q6_K and IQ4_XS multiply Q8_K ones
+        let types = set == 0 ? [KType.q4_0, KType.iq4_NL, KType.q5_0, KType.q8_0, KType.iq4_NL, KType.q8_0]
+                             : [KType.q4_K, KType.iq4_XS, KType.q6_K, KType.iq4_XS]
+        let n = set == 0 ? 192 : 512, rows = 40, nb = 7
+        let x = (0..<nb).flatMap { _ in Kernels.randomActivations(types[0], n, &rng) }
         let ws = types.map { t in (0..<rows).flatMap { _ in Kernels.randomWeights(t, n, &rng) } }
         let wAll = ws.flatMap { $0 }
         let wOff = ws.indices.map { i in ws[0..<i].reduce(0) { $0 + $1.count } }
@@ -178,8 +181,8 @@ extension DotProductTests {
 }
 
 extension DotProductTests {
-    @Test("Q4_1, Q8_0 and IQ4_XS batches on 16-row panels (AVX2; Q8_0's and IQ4_XS's in int16): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot",
-          arguments: [KType.q4_1, KType.q8_0, KType.iq4_XS])
+    @Test("Q4_1, Q8_0, IQ4_NL and IQ4_XS batches on 16-row panels (AVX2; Q8_0's and the IQ4 types' in int16): a prompt's 70 activation rows, row ranges that start and end inside panels and the 8-row tail, random, extreme and saturating data, bit for bit the path's dot",
+          arguments: [KType.q4_1, KType.q8_0, KType.iq4_NL, KType.iq4_XS])
     func sixteenRowPanelsBitExact(_ t: KType) {
         var rng = SeededRandom(seed: 1616 + UInt64(t.id))
         let rows = 45, stride = rows + 3   // two 16-row panels, one of 8 and 5 rows; from row 3: two of 16, 10 left

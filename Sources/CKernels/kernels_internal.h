@@ -263,6 +263,11 @@ _Static_assert(Q3X8_D + 16 == RA_Q3_K_X8_GROUP_BYTES && Q2X8_DMIN + 16 == RA_Q2_
 enum { IQ4X8_D = 0, IQ4X8_SC = 16, IQ4X8_QS0 = 80 };
 #define IQ4X8_QS(j, e) (IQ4X8_QS0 + 128 * (j) + 32 * (e))
 _Static_assert(IQ4X8_QS(8, 0) == RA_IQ4_XS_X8_GROUP_BYTES, "ckernels.h states the repacked IQ4_XS super-block's size");
+// One block of 8 repacked IQ4_NL rows (144 bytes, 8 × the file's 18): d[8], then per dword e (0..3) a 32-byte vector
+// [row r][4 bytes] of bytes 4e .. 4e + 3 of row r's qs (IQ4NLX8_QS(e)), as one block of IQ4_XS's groups.
+#define IQ4NLX8_QS(e) (16 + 32 * (e))
+_Static_assert(IQ4NLX8_QS(4) == RA_IQ4_NL_X8_GROUP_BYTES && RA_IQ4_NL_X8_GROUP_BYTES == 8 * sizeof(blk_iq4_nl),
+               "ckernels.h states the repacked IQ4_NL block's size");
 
 // One block of 32 elements of a group of 8 repacked rows of the 32-element types (Q4_0, Q5_0, Q4_1, Q5_1, Q8_0), the blocks
 // of a group one after the other so that a group is one sequential stream (a layout of separate regions for quants and
@@ -537,6 +542,9 @@ int ra_matmul_iq4_nl_avx2(const void *w, int64_t n, const void *x, const float *
                           int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same for rows repacked at load (RA_IQ4_XS_X8; r0 and r1 multiples of 8, else 0), the panels packed from the groups.
 int ra_matmul_iq4_xs_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                             int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// IQ4_NL rows repacked at load (RA_IQ4_NL_X8; r0, r1 multiples of 8, else 0) on the same panels, packed from the groups.
+int ra_matmul_iq4_nl_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 void ra_iq4_xs_side_avx2(const void *x, int64_t n, int64_t nb, float *side);
 // Attention kernels (ops_attention_avx2.c; head_dim % 8 == 0, AVX2/FMA/F16C). Scores of `group` query rows (q: rows

@@ -476,6 +476,24 @@ RA_AVX2 static void iq4_nl_pack16(const uint8_t *W, int64_t wrow, int64_t nblk, 
         _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_load_si128((const __m128i *)(const void *)dh)));
     }
 }
+// A group of 8 repacked IQ4_NL rows (RA_IQ4_NL_X8, x8.c): its quartet vectors are the transposed ones already.
+RA_AVX2 static void iq4_nl_x8_pack16(const uint8_t *W, int64_t wrow, int64_t nblk, int nrows, void *panel) {
+    (void)wrow;
+    (void)nrows;
+    q8_panel16 *p = panel;
+    for (int64_t j = 0; j < nblk; j++) {
+        const uint8_t *a = W + j * RA_IQ4_NL_X8_GROUP_BYTES;
+        __m256i h[4];
+        for (int e = 0; e < 4; e++) h[e] = _mm256_loadu_si256((const __m256i *)(const void *)(a + IQ4NLX8_QS(e)));
+        iq4_pairs16(p[j].q, h, _mm256_setzero_si256(), 0);
+        _mm256_store_ps(p[j].dw, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)a)));
+    }
+}
+RA_AVX2 int ra_matmul_iq4_nl_x8_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
+                                     int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, iq4_nl_x8_pack16, 1);
+}
 RA_AVX2 int ra_matmul_iq4_nl_avx2(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     return q8_0_matmul16(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, iq4_nl_pack16, 1);

@@ -37,7 +37,7 @@ int64_t ra_type_block_size(int type) {
     switch (type) {
     case RA_F32: case RA_F16: case RA_BF16: return 1;
     case RA_Q4_0: case RA_Q4_1: case RA_Q5_0: case RA_Q5_1: case RA_Q8_0: case RA_Q8_1: case RA_IQ4_NL:
-    case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q4_1_X8: case RA_Q5_1_X8: case RA_Q8_0_X8: return 32;
+    case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q4_1_X8: case RA_Q5_1_X8: case RA_Q8_0_X8: case RA_IQ4_NL_X8: return 32;
     case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q8_K: case RA_IQ4_XS:
     case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8: case RA_Q3_K_X8: case RA_Q2_K_X8: case RA_IQ4_XS_X8: return QK_K;
     default: return 0;
@@ -73,6 +73,7 @@ int64_t ra_type_block_bytes(int type) {
     case RA_Q3_K_X8: return RA_Q3_K_X8_GROUP_BYTES / 8;
     case RA_Q2_K_X8: return RA_Q2_K_X8_GROUP_BYTES / 8;
     case RA_IQ4_XS_X8: return RA_IQ4_XS_X8_GROUP_BYTES / 8;
+    case RA_IQ4_NL_X8: return RA_IQ4_NL_X8_GROUP_BYTES / 8;
     default: return 0;
     }
 }
@@ -89,7 +90,8 @@ int ra_vec_dot_type(int weight_type) {
     case RA_F32: return RA_F32;
     case RA_F16: return RA_F16;
     case RA_BF16: return RA_BF16;
-    case RA_Q4_0: case RA_Q5_0: case RA_Q8_0: case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q8_0_X8: case RA_IQ4_NL: return RA_Q8_0;
+    case RA_Q4_0: case RA_Q5_0: case RA_Q8_0: case RA_Q4_0_X8: case RA_Q5_0_X8: case RA_Q8_0_X8: case RA_IQ4_NL: case RA_IQ4_NL_X8:
+        return RA_Q8_0;
     case RA_Q4_1: case RA_Q5_1: case RA_Q4_1_X8: case RA_Q5_1_X8: return RA_Q8_1;
     case RA_Q2_K: case RA_Q3_K: case RA_Q4_K: case RA_Q5_K: case RA_Q6_K: case RA_Q4_K_X8: case RA_Q5_K_X8: case RA_Q6_K_X8:
     case RA_Q3_K_X8: case RA_Q2_K_X8: case RA_IQ4_XS: case RA_IQ4_XS_X8:

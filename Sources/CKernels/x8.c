@@ -14,7 +14,9 @@
 // row's dot also picks each sub-block's scale per 32 quants and reduces its sums per super-block: 8 rows in the lanes
 // computed 1.42x as fast in L2 (engine-notes "Stop 36"). IQ4_XS's one-row dot takes the activations' signs and a
 // block's scale per row; with 8 rows in the lanes the activations' magnitudes are taken once for the 8 rows and a block's
-// scales are one byte shuffle (bench/kernels/x8_ab.sh 23 1024 512 on a Zen 1 EPYC, 1 thread: 1.39x in L2, 1.23x from memory).
+// scales are one byte shuffle (bench/kernels/x8_ab.sh 23 1024 512 on a Zen 1 EPYC, 1 thread: 1.39x in L2, 1.23x from memory);
+// IQ4_NL the same with a float step every 32 elements, 8 rows of which become one vector fma (x8_ab 20: 2.0x in L2,
+// 1.68x from memory).
 //
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
@@ -42,6 +44,7 @@ int ra_x8_type(int type) {
     case RA_Q3_K: return RA_Q3_K_X8;
     case RA_Q2_K: return RA_Q2_K_X8;
     case RA_IQ4_XS: return RA_IQ4_XS_X8;
+    case RA_IQ4_NL: return RA_IQ4_NL_X8;
     default: return -1;
     }
 }
@@ -59,6 +62,7 @@ int ra_x8_source(int x8) {
     case RA_Q3_K_X8: return RA_Q3_K;
     case RA_Q2_K_X8: return RA_Q2_K;
     case RA_IQ4_XS_X8: return RA_IQ4_XS;
+    case RA_IQ4_NL_X8: return RA_IQ4_NL;
     default: return -1;
     }
 }
@@ -221,8 +225,30 @@ static void ra_iq4_xs_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0,
     }
 }
 
+/// IQ4_NL: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o, or back (to = 0)
+/// into a (row r0 first); nb blocks a row. The layout: IQ4NLX8_QS (kernels_internal.h).
+static void ra_iq4_nl_x8_convert(uint8_t *a, uint8_t *o, int64_t nb, int64_t r0, int64_t r1, const int to) {
+    for (int64_t row = r0; row < r1; row++) {
+        const int r = (int)(row % 8);
+        for (int64_t i = 0; i < nb; i++) {
+            uint8_t *p = o + (row / 8 * nb + i) * RA_IQ4_NL_X8_GROUP_BYTES;
+            blk_iq4_nl *b = (blk_iq4_nl *)(void *)(a + ((row - (to ? 0 : r0)) * nb + i) * (int64_t)sizeof(blk_iq4_nl));
+            for (int e = 0; e < 4; e++) {
+                if (to) memcpy(p + IQ4NLX8_QS(e) + 4 * r, b->qs + 4 * e, 4);
+                else memcpy(b->qs + 4 * e, p + IQ4NLX8_QS(e) + 4 * r, 4);
+            }
+            if (to) memcpy(p + 2 * r, &b->d, 2);
+            else memcpy(&b->d, p + 2 * r, 2);
+        }
+    }
+}
+
 int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) {
     if (ra_x8_bytes(type, n, rows) < 0) return 0;
+    if (type == RA_IQ4_NL) {
+        ra_iq4_nl_x8_convert((uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
+        return 1;
+    }
     if (ra_type_block_size(type) == 32) {   // Q4_0, Q5_0, Q4_1, Q5_1, Q8_0 (ra_x8_bytes took only the repacked types)
         ra_b32_x8_convert(type, (uint8_t *)(uintptr_t)src, dst, n / 32, 0, rows, 1);
         return 1;
@@ -272,6 +298,10 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst) 
 /// Rows [r0, r1) of a repacked matrix (ns blocks a row: super-blocks of the K types) back in the file's layout (`type`)
 /// at dst.
 static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int64_t r1, uint8_t *dst) {
+    if (type == RA_IQ4_NL) {
+        ra_iq4_nl_x8_convert(dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
+        return;
+    }
     if (ra_type_block_size(type) == 32) {
         ra_b32_x8_convert(type, dst, (uint8_t *)(uintptr_t)w, ns, r0, r1, 0);
         return;
@@ -539,16 +569,28 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
 RA_KX8_ROWS(q3_k, k16x8_group, RA_Q3_K_X8_GROUP_BYTES, 1)
 RA_KX8_ROWS(q2_k, k16x8_group, RA_Q2_K_X8_GROUP_BYTES, 0)
 
+// One quartet vector of 8 IQ4 rows at q (dword r: 4 bytes of row r's nibbles) against its activations: the low nibbles'
+// levels against y[0..4), the high ones' against y[16..20), each through vpsignb (the activations' signs onto the levels)
+// and vpmaddubsw with their magnitudes ya; each half's pair sums (at most 2 · 127 · 127) meet w (row r's int16 block
+// scale, or 1) in its own vpmaddwd, as two of them would overflow int16.
+RA_AVX2_INLINE __m256i iq4x8_quartet(const uint8_t *q, const int8_t *y, const int8_t *ya, const __m256i lut, const __m256i w) {
+    const __m256i m4 = _mm256_set1_epi8(15), v = _mm256_loadu_si256((const __m256i *)(const void *)q);
+    const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, m4));
+    const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+    const __m256i tlo = _mm256_maddubs_epi16(bcast4(ya), _mm256_sign_epi8(lo, bcast4(y)));
+    const __m256i thi = _mm256_maddubs_epi16(bcast4(ya + 16), _mm256_sign_epi8(hi, bcast4(y + 16)));
+    return _mm256_add_epi32(_mm256_madd_epi16(tlo, w), _mm256_madd_epi16(thi, w));
+}
+
 // IQ4_XS: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the activation row b, the bits
 // of dot_iq4_xs: per super-block each row's exact int32 sum I = Σ_j scale_j · Σ level · activation, then acc = fma(I,
 // d · d_x, acc). The levels are signed: a quartet of 8 rows (looked up by vpshufb) takes the activations' signs
-// (vpsignb) and meets their magnitudes, computed once per super-block for all 8 rows, in vpmaddubsw (a pair at most
-// 2 · 127 · 127; Q8_K activations are -127..127, no level is 0 or -128); the low and the high nibbles' pair sums each meet
-// the block's scales of the 8 rows in a vpmaddwd (two of them would overflow int16).
+// (vpsignb) and meets their magnitudes, computed once per super-block for all 8 rows, in vpmaddubsw (iq4x8_quartet; Q8_K
+// activations are -127..127 and no level is 0 or -128, so vpsignb and vpabsb lose nothing).
 RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int unused) {
     (void)unused;
     const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
-    const __m256i m4 = _mm256_set1_epi8(15), pick0 = q6x8_pick(0, 0), pick1 = q6x8_pick(8, 8);
+    const __m256i pick0 = q6x8_pick(0, 0), pick1 = q6x8_pick(8, 8);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * RA_IQ4_XS_X8_GROUP_BYTES;
@@ -562,15 +604,7 @@ RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
             const __m256i sb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_SC + 8 * (j & ~1))));
             const __m256i sc = _mm256_srai_epi16(_mm256_shuffle_epi8(sb, j & 1 ? pick1 : pick0), 8);
             RA_UNROLL
-            for (int e = 0; e < 4; e++) {
-                const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + IQ4X8_QS(j, e)));
-                const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, m4));
-                const __m256i hi = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
-                const int o = 32 * j + 4 * e;
-                const __m256i tlo = _mm256_maddubs_epi16(bcast4(ya + o), _mm256_sign_epi8(lo, bcast4(y + o)));
-                const __m256i thi = _mm256_maddubs_epi16(bcast4(ya + o + 16), _mm256_sign_epi8(hi, bcast4(y + o + 16)));
-                isum = _mm256_add_epi32(isum, _mm256_add_epi32(_mm256_madd_epi16(tlo, sc), _mm256_madd_epi16(thi, sc)));
-            }
+            for (int e = 0; e < 4; e++) isum = _mm256_add_epi32(isum, iq4x8_quartet(pi + IQ4X8_QS(j, e), y + 32 * j + 4 * e, ya + 32 * j + 4 * e, lut, sc));
         }
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_D)));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(b[i].d)), acc);
@@ -579,6 +613,33 @@ RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
 }
 
 RA_KX8_ROWS(iq4_xs, iq4x8_group, RA_IQ4_XS_X8_GROUP_BYTES, 0)
+
+// IQ4_NL: out[0..8) = the dots of each of `groups` groups of 8 repacked rows (nb blocks each) with the activation row x
+// (Q8_0), the bits of dot_iq4_nl: per block each row's exact int32 sum, then acc = fma(I, d · d_x, acc), block after
+// block. The levels meet the activations as in iq4x8_group (iq4x8_quartet; Q8_0 activations are -127..127 too).
+RA_AVX2 static void ra_avx2_rows_iq4_nl_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+    (void)side;
+    const int64_t nb = n / 32;
+    const blk_q8_0 *b = x;
+    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
+    const __m256i ones = _mm256_set1_epi16(1);
+    for (int64_t g8 = 0; g8 < groups; g8++) {
+        const uint8_t *p = (const uint8_t *)w + g8 * nb * RA_IQ4_NL_X8_GROUP_BYTES;
+        __m256 acc = _mm256_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) {
+            const uint8_t *pi = p + i * RA_IQ4_NL_X8_GROUP_BYTES;
+            const int8_t *y = b[i].qs;
+            _Alignas(32) int8_t ya[32];
+            _mm256_store_si256((__m256i *)(void *)ya, _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(const void *)y)));
+            __m256i isum = _mm256_setzero_si256();
+            RA_UNROLL
+            for (int e = 0; e < 4; e++) isum = _mm256_add_epi32(isum, iq4x8_quartet(pi + IQ4NLX8_QS(e), y + 4 * e, ya + 4 * e, lut, ones));
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)pi));
+            acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(ra_f16_table[b[i].d])), acc);
+        }
+        _mm256_storeu_ps(out + 8 * g8, acc);
+    }
+}
 
 // The 32-element types (t: B32_Q4_0, _Q5_0, _Q4_1, _Q5_1, _Q8_0; avx2_internal.h): out[0..8) = the dots of each of
 // `groups` groups of 8 repacked rows (nb blocks each) with the activation row x (Q8_0 or Q8_1). Per block the 4
@@ -691,6 +752,7 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
         void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
             type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q6_K ? ra_avx2_rows_q6_k_x8
             : type == RA_Q3_K ? ra_avx2_rows_q3_k_x8 : type == RA_Q2_K ? ra_avx2_rows_q2_k_x8 : type == RA_IQ4_XS ? ra_avx2_rows_iq4_xs_x8
+            : type == RA_IQ4_NL ? ra_avx2_rows_iq4_nl_x8
             : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
             : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : type == RA_Q5_1 ? ra_avx2_rows_q5_1_x8
             : ra_avx2_rows_q8_0_x8;

@@ -1,7 +1,7 @@
 import CKernels
 import Testing
 
-/// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
+/// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, IQ4_NL, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
 /// and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the AVX2
 /// decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
 @Suite("Repacked rows")
@@ -41,7 +41,7 @@ struct RepackedRowsTests {
         return out
     }
 
-    static let types = [KType.q4_K, .q5_K, .q6_K, .q3_K, .q2_K, .iq4_XS, .q4_0, .q5_0, .q4_1, .q5_1, .q8_0]
+    static let types = [KType.q4_K, .q5_K, .q6_K, .q3_K, .q2_K, .iq4_XS, .iq4_NL, .q4_0, .q5_0, .q4_1, .q5_1, .q8_0]
     /// Bytes of one (super-)block of a group of 8 repacked rows of t, as ckernels.h states them.
     static func groupBytes(_ t: KType) -> Int {
         switch t.id {
@@ -51,6 +51,7 @@ struct RepackedRowsTests {
         case Int32(RA_Q3_K): Int(RA_Q3_K_X8_GROUP_BYTES)
         case Int32(RA_Q2_K): Int(RA_Q2_K_X8_GROUP_BYTES)
         case Int32(RA_IQ4_XS): Int(RA_IQ4_XS_X8_GROUP_BYTES)
+        case Int32(RA_IQ4_NL): Int(RA_IQ4_NL_X8_GROUP_BYTES)
         case Int32(RA_Q4_0): Int(RA_Q4_0_X8_GROUP_BYTES)
         case Int32(RA_Q5_0): Int(RA_Q5_0_X8_GROUP_BYTES)
         case Int32(RA_Q4_1): Int(RA_Q4_1_X8_GROUP_BYTES)

@@ -3,7 +3,7 @@
 // each; prints best and median GB/s (of the file's bytes) and whether the outputs are bit-identical. Also checks a batch
 // (nb = 5) and the scalar path through the repacked rows against the file's rows. Built and run by bench/kernels/x8_ab.sh.
 //
-//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K, 14: Q6_K, 11: Q3_K, 10: Q2_K, 23: IQ4_XS, 2: Q4_0, 6: Q5_0, 3: Q4_1, 7: Q5_1, 8: Q8_0) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
+//   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K, 14: Q6_K, 11: Q3_K, 10: Q2_K, 23: IQ4_XS, 20: IQ4_NL, 2: Q4_0, 6: Q5_0, 3: Q4_1, 7: Q5_1, 8: Q8_0) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
 //                       instead of one (from cache); X8_AB_HUGE=1: in huge pages
 #include "ckernels.h"
 #include "ra_memory.h"
@@ -22,6 +22,7 @@ static const char *type_name(int type) {
     case RA_Q3_K: return "Q3_K";
     case RA_Q2_K: return "Q2_K";
     case RA_IQ4_XS: return "IQ4_XS";
+    case RA_IQ4_NL: return "IQ4_NL";
     case RA_Q4_0: return "Q4_0";
     case RA_Q5_0: return "Q5_0";
     case RA_Q4_1: return "Q4_1";

@@ -92,14 +92,14 @@ ra_vec_dot_fn ra_vec_dot_function(int weight_type);
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1);
 
-/// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 weights repacked for decode (not GGUF types): groups of 8 rows interleaved so
+/// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, IQ4_NL, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 weights repacked for decode (not GGUF types): groups of 8 rows interleaved so
 /// that the 8 lanes of a 256-bit vector are 8 rows, made by ra_x8_repack and multiplied by ra_matmul_rows /
 /// ra_matmul_jobs under these type ids with the file type's activations (ra_vec_dot_type). Every path gives the bits of
 /// the same rows in the file's type. ra_row_bytes gives a row's share of a group (148 / 180 bytes a super-block of Q4_K /
-/// Q5_K, 114 of Q3_K, 138 of IQ4_XS; 210 of Q6_K and 84 of Q2_K as in the file; 18, 22, 20, 24, 34 a block of 32, as in the file); the
+/// Q5_K, 114 of Q3_K, 138 of IQ4_XS; 210 of Q6_K and 84 of Q2_K as in the file; 18, 22, 20, 24, 34, 18 (IQ4_NL) a block of 32, as in the file); the
 /// rows of a product, and any range of them, start at a multiple of 8.
 enum { RA_Q4_K_X8 = 112, RA_Q5_K_X8 = 113, RA_Q4_1_X8 = 114, RA_Q4_0_X8 = 115, RA_Q5_0_X8 = 116, RA_Q5_1_X8 = 117,
-       RA_Q8_0_X8 = 118, RA_Q6_K_X8 = 119, RA_Q3_K_X8 = 120, RA_Q2_K_X8 = 121, RA_IQ4_XS_X8 = 122 };
+       RA_Q8_0_X8 = 118, RA_Q6_K_X8 = 119, RA_Q3_K_X8 = 120, RA_Q2_K_X8 = 121, RA_IQ4_XS_X8 = 122, RA_IQ4_NL_X8 = 123 };
 /// Bytes of one (super-)block of a group of 8 repacked rows (8 × 148, 8 × 180, 8 × 114, 8 × 138; 8 × the file's block for the others).
 #define RA_Q4_K_X8_GROUP_BYTES 1184
 #define RA_Q5_K_X8_GROUP_BYTES 1440
@@ -112,11 +112,12 @@ enum { RA_Q4_K_X8 = 112, RA_Q5_K_X8 = 113, RA_Q4_1_X8 = 114, RA_Q4_0_X8 = 115, R
 #define RA_Q3_K_X8_GROUP_BYTES 912
 #define RA_Q2_K_X8_GROUP_BYTES 672
 #define RA_IQ4_XS_X8_GROUP_BYTES 1104
+#define RA_IQ4_NL_X8_GROUP_BYTES 144
 /// The longest rows ra_x8_repack takes.
 #define RA_X8_MAX_COLUMNS 32768
 /// The repacked type of `type` (RA_Q4_K_X8 for RA_Q4_K, ..., RA_Q8_0_X8 for RA_Q8_0), or -1 for a type that has none.
 int ra_x8_type(int type);
-/// Bytes of `rows` rows of n elements of `type` (RA_Q4_K, RA_Q5_K, RA_Q6_K, RA_Q3_K, RA_Q2_K, RA_IQ4_XS, RA_Q4_0, RA_Q5_0, RA_Q4_1, RA_Q5_1 or RA_Q8_0) once repacked, or -1 when they cannot be
+/// Bytes of `rows` rows of n elements of `type` (RA_Q4_K, RA_Q5_K, RA_Q6_K, RA_Q3_K, RA_Q2_K, RA_IQ4_XS, RA_IQ4_NL, RA_Q4_0, RA_Q5_0, RA_Q4_1, RA_Q5_1 or RA_Q8_0) once repacked, or -1 when they cannot be
 /// (another type, n not a multiple of the type's block or above RA_X8_MAX_COLUMNS, rows not a positive multiple of 8).
 int64_t ra_x8_bytes(int type, int64_t n, int64_t rows);
 /// Repacks `rows` rows of n elements of `type` (as in the file) into dst (ra_x8_bytes(type, n, rows) bytes, 32-byte

@@ -53,6 +53,33 @@ int ra_cpu_features(void) {
     return f;
 }
 
+// The repacked groups' prefetch distance (ra_x8_prefetch): -1 until first use, and after ra_set_x8_prefetch(-1).
+static atomic_int g_x8_prefetch = -1;
+
+// The CPU's choice (x8.c has the measurements): Zen 1 and Zen+ (family 17h up to model 2Fh, which is what the
+// compilers' "znver1" means) stream a group faster with the one-row kernels' 4 KiB-ahead prefetch; Zen 4 faster
+// without. Other CPUs were not measured and keep the hardware prefetcher alone.
+static int cpu_x8_prefetch(void) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_is("znver1")) return RA_PREFETCH_DISTANCE;
+#endif
+    return 0;
+}
+
+int ra_x8_prefetch(void) {
+    int v = atomic_load_explicit(&g_x8_prefetch, memory_order_relaxed);
+    if (v < 0) {
+        v = cpu_x8_prefetch();
+        atomic_store_explicit(&g_x8_prefetch, v, memory_order_relaxed);
+    }
+    return v;
+}
+
+void ra_set_x8_prefetch(int bytes) {
+    atomic_store_explicit(&g_x8_prefetch, bytes < 0 ? -1 : (bytes > 65536 ? 65536 : bytes) / 64 * 64, memory_order_relaxed);
+}
+
 void ra_set_cpu_features_mask(int mask) { atomic_store_explicit(&g_mask, mask, memory_order_release); }
 
 void ra_set_thread_features_mask(int mask) { t_mask = mask; }

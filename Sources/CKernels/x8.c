@@ -9,10 +9,11 @@
 // fifth bits on top. The 32-element types (SmolLM2's Q4_1, Gemma 3's Q5_0) have a float tail every 32 elements, 8 rows
 // of which become one vector's, and their nibbles need no per-row shuffles. Q8_0's one-row kernel computes fast enough,
 // but reads 4 KiB ahead of each row: a group is one sequential stream the hardware prefetcher follows better on its own
-// (from memory 1.2x; engine-notes "Stop 34"). Q6_K (a Q4_K_M file's output matrix and half its ffn_down and attn_v,
-// 45% of Qwen3-0.6B Q4_K_M's bytes a token) spends as many instructions unpacking 6-bit quants in either layout, but a
-// row's dot also picks each sub-block's scale per 32 quants and reduces its sums per super-block: 8 rows in the lanes
-// computed 1.42x as fast in L2 (engine-notes "Stop 36"). IQ4_XS's one-row dot takes the activations' signs and a
+// (from memory 1.2x on a Zen 4 EPYC, engine-notes "Stop 34"; a Zen 1 wants a software prefetch too, x8_prefetch).
+// Q6_K (a Q4_K_M file's output matrix and half its ffn_down and attn_v, 45% of Qwen3-0.6B Q4_K_M's bytes a token)
+// spends as many instructions unpacking 6-bit quants in either layout, but a row's dot also picks each sub-block's
+// scale per 32 quants and reduces its sums per super-block: 8 rows in the lanes computed 1.42x as fast in L2
+// (engine-notes "Stop 36"). IQ4_XS's one-row dot takes the activations' signs and a
 // block's scale per row; with 8 rows in the lanes the activations' magnitudes are taken once for the 8 rows and a block's
 // scales are one byte shuffle (bench/kernels/x8_ab.sh 23 1024 512 on a Zen 1 EPYC, 1 thread: 1.39x in L2, 1.23x from memory);
 // IQ4_NL the same with a float step every 32 elements, 8 rows of which become one vector fma (x8_ab 20: 2.0x in L2,
@@ -350,6 +351,24 @@ static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int
 // Dword lane r of a vector from a 128-bit source s holding bytes [v(j, 0..7), v(j + 1, 0..7)] broadcast to both halves:
 // k4x8_pick(odd) gives (v(j + odd, r), v(j + odd, r)) as two int16 (a sub-block's scale for vpmaddwd against the two
 // pair sums of a lane), k4x8_pair gives (v(j, r), v(j + 1, r)) (two sub-blocks' mins against two block sums).
+// The lines of [p + pf, p + pf + bytes) prefetched, or none with pf 0 (ra_x8_prefetch: the CPU's choice, taken once a
+// call of ra_x8_rows). Prefetches never fault, so running past a matrix's end is harmless.
+// A group is one sequential stream. On a Zen 4 EPYC the hardware prefetcher follows it better alone (x8_ab from memory
+// in huge pages, 1 thread: Q4_K 23.8 -> 30.7 GB/s, Q5_K 17.5 -> 26.9 without the one-row dots' 4 KiB-ahead prefetch;
+// 1 KiB ahead 24.9 and 21.0, 16 KiB 22.0 and 15.3). On a Zen 1 EPYC, whose hardware prefetcher keeps a plain stream
+// at ~0.8x what a 4 KiB-ahead prefetch reaches (bench/engine/bandwidth.c, 2 threads: 13.4 against 16.3 GB/s), decode
+// with the 4 KiB prefetch in the groups ran 1.08x (Qwen3-0.6B-shaped Q4_K_M), 1.13x (Q8_0) and 1.27x (Q4_0) as fast
+// (bench/engine/ab.sh, engine-bench --x8-prefetch 0 against 4096, 9 rounds each, 2 threads; bench/results/engine-notes.md
+// "Stop 39"). Hence a choice per CPU (dispatch.c, cpu_x8_prefetch).
+RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
+#ifdef RA_NO_PREFETCH
+    (void)p, (void)bytes, (void)pf;
+#else
+    if (pf)
+        for (int64_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + pf + o, 0, 3);
+#endif
+}
+
 RA_AVX2_INLINE __m256i k4x8_pick(const int odd) {
     const char o = (char)(odd ? 8 : 0), z = (char)0x80;
     return _mm256_setr_epi8(o, z, o, z, (char)(o + 1), z, (char)(o + 1), z, (char)(o + 2), z, (char)(o + 2), z, (char)(o + 3), z, (char)(o + 3), z,
@@ -360,19 +379,17 @@ RA_AVX2_INLINE __m256i k4x8_pair(void) {
     return _mm256_setr_epi8(0, z, 8, z, 1, z, 9, z, 2, z, 10, z, 3, z, 11, z, 4, z, 12, z, 5, z, 13, z, 6, z, 14, z, 7, z, 15, z);
 }
 
-// out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks of gb bytes at p) with the activation row b.
-// No software prefetch: a group is one sequential stream, which the hardware prefetcher follows better on its own
-// (bench/kernels/x8_ab.sh from memory in huge pages, 1 thread on the EPYC: Q4_K 23.8 -> 30.7 GB/s, Q5_K 17.5 -> 26.9
-// without the 4 KiB-ahead prefetch of the one-row dots; 1 KiB ahead 24.9 and 21.0, 16 KiB 22.0 and 15.3).
-// Quants are added in int16 before their scale: 8 quartets of 4-bit quants (at most 8 · 2 · 15 · 127 = 30480), 4 of
+// out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks of gb bytes at p) with the activation row b,
+// prefetching pf bytes ahead (x8_prefetch). Quants are added in int16 before their scale: 8 quartets of 4-bit quants (at most 8 · 2 · 15 · 127 = 30480), 4 of
 // 5-bit ones (4 · 2 · 31 · 127 = 31496).
-RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int five) {
+RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int five, const int64_t pf) {
     const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
     const int run = five ? 4 : 8;
     const __m256i pick0 = k4x8_pick(0), pick1 = k4x8_pick(1), pair = k4x8_pair();
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * gb;
+        x8_prefetch(pi, gb, pf);
         const k4x8_head *h = (const k4x8_head *)(const void *)pi;
         const int8_t *y = b[i].qs;
         __m256i isum = _mm256_setzero_si256();
@@ -421,10 +438,10 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
 // function a type, so that a profile names the type (bench/engine/profile_summary.py).
 #define RA_KX8_ROWS(name, group, bytes, arg)                                                                           \
     RA_AVX2 static void ra_avx2_rows_##name##_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, \
-                                                 float *out) {                                                         \
+                                                 float *out, const int64_t pf) {                                   \
         (void)side;                                                                                                    \
         const int64_t ns = n / QK_K;                                                                                   \
-        for (int64_t g8 = 0; g8 < groups; g8++) group(ns, (const uint8_t *)w + g8 * ns * (bytes), x, out + 8 * g8, arg); \
+        for (int64_t g8 = 0; g8 < groups; g8++) group(ns, (const uint8_t *)w + g8 * ns * (bytes), x, out + 8 * g8, arg, pf); \
     }
 RA_KX8_ROWS(q4_k, k4x8_group, RA_Q4_K_X8_GROUP_BYTES, 0)
 RA_KX8_ROWS(q5_k, k4x8_group, RA_Q5_K_X8_GROUP_BYTES, 1)
@@ -457,11 +474,12 @@ RA_AVX2_INLINE __m256i k16x8_bsum_dot(const uint8_t *s, const blk_q8_k *b, const
 // of dot_q6_k: per super-block each row's exact int32 sum, the offset 32 taken off as 32 · Σ_j sc_j · bsums_j, then
 // acc = fma(sum, d · d_x, acc). A quartet of 8 rows is one vpmaddubsw against the activation's 4 bytes broadcast; two
 // quartets are added in int16 (4 · 63 · 128 = 32256) before one vpmaddwd with the sub-block's scales of the 8 rows.
-RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out) {
+RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int64_t pf) {
     const __m256i pick0 = q6x8_pick(0, 0), pick1 = q6x8_pick(8, 8), pair = q6x8_pick(0, 8);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * RA_Q6_K_X8_GROUP_BYTES;
+        x8_prefetch(pi, RA_Q6_K_X8_GROUP_BYTES, pf);
         const int8_t *y = b[i].qs;
         __m256i isum = _mm256_setzero_si256();
         RA_UNROLL
@@ -500,10 +518,11 @@ RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
     _mm256_storeu_ps(out, acc);
 }
 
-RA_AVX2 static void ra_avx2_rows_q6_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+RA_AVX2 static void ra_avx2_rows_q6_k_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out,
+                                          const int64_t pf) {
     (void)side;
     const int64_t ns = n / QK_K;
-    for (int64_t g8 = 0; g8 < groups; g8++) q6x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q6_K_X8_GROUP_BYTES, x, out + 8 * g8);
+    for (int64_t g8 = 0; g8 < groups; g8++) q6x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q6_K_X8_GROUP_BYTES, x, out + 8 * g8, pf);
 }
 
 // Q3_K (three = 1) and Q2_K: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the
@@ -512,7 +531,7 @@ RA_AVX2 static void ra_avx2_rows_q6_k_x8(int64_t n, const void *w, int64_t group
 // M = Σ_j min_j · bsums_j; then acc = fma(I, d · d_x, acc) (Q2_K: acc = fnmadd(M, dmin · d_x, acc)). Per 16 elements of
 // a sub-block the 4 quartets of 8 rows are one vpmaddubsw each against the activation's 4 bytes broadcast, added in int16
 // (at most 4 · 2 · 7 · 127 = 7112) before one vpmaddwd with the sub-block's scales of the 8 rows.
-RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int three) {
+RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int three, const int64_t pf) {
     const int64_t gb = three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
     const int osc = three ? Q3X8_SC : Q2X8_SC;
     // a sub-block's 8 scale bytes [j][0..7] and the next's [j + 1][0..7]: Q3_K into each int16's high byte (then vpsraw 8
@@ -523,6 +542,7 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * gb;
+        x8_prefetch(pi, gb, pf);
         const int8_t *y = b[i].qs;
         __m256i isum = _mm256_setzero_si256();
         RA_UNROLL
@@ -587,13 +607,14 @@ RA_AVX2_INLINE __m256i iq4x8_quartet(const uint8_t *q, const int8_t *y, const in
 // d · d_x, acc). The levels are signed: a quartet of 8 rows (looked up by vpshufb) takes the activations' signs
 // (vpsignb) and meets their magnitudes, computed once per super-block for all 8 rows, in vpmaddubsw (iq4x8_quartet; Q8_K
 // activations are -127..127 and no level is 0 or -128, so vpsignb and vpabsb lose nothing).
-RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int unused) {
+RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int unused, const int64_t pf) {
     (void)unused;
     const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
     const __m256i pick0 = q6x8_pick(0, 0), pick1 = q6x8_pick(8, 8);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * RA_IQ4_XS_X8_GROUP_BYTES;
+        x8_prefetch(pi, RA_IQ4_XS_X8_GROUP_BYTES, pf);
         const int8_t *y = b[i].qs;
         _Alignas(32) int8_t ya[QK_K];
         for (int h = 0; h < QK_K; h += 32)
@@ -617,7 +638,8 @@ RA_KX8_ROWS(iq4_xs, iq4x8_group, RA_IQ4_XS_X8_GROUP_BYTES, 0)
 // IQ4_NL: out[0..8) = the dots of each of `groups` groups of 8 repacked rows (nb blocks each) with the activation row x
 // (Q8_0), the bits of dot_iq4_nl: per block each row's exact int32 sum, then acc = fma(I, d · d_x, acc), block after
 // block. The levels meet the activations as in iq4x8_group (iq4x8_quartet; Q8_0 activations are -127..127 too).
-RA_AVX2 static void ra_avx2_rows_iq4_nl_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out) {
+RA_AVX2 static void ra_avx2_rows_iq4_nl_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out,
+                                            const int64_t pf) {
     (void)side;
     const int64_t nb = n / 32;
     const blk_q8_0 *b = x;
@@ -628,6 +650,7 @@ RA_AVX2 static void ra_avx2_rows_iq4_nl_x8(int64_t n, const void *w, int64_t gro
         __m256 acc = _mm256_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
             const uint8_t *pi = p + i * RA_IQ4_NL_X8_GROUP_BYTES;
+            x8_prefetch(pi, RA_IQ4_NL_X8_GROUP_BYTES, pf);
             const int8_t *y = b[i].qs;
             _Alignas(32) int8_t ya[32];
             _mm256_store_si256((__m256i *)(void *)ya, _mm256_abs_epi8(_mm256_loadu_si256((const __m256i *)(const void *)y)));
@@ -650,7 +673,8 @@ RA_AVX2 static void ra_avx2_rows_iq4_nl_x8(int64_t n, const void *w, int64_t gro
 // 2 · 128 · 127) to int32 at once. Then chain block mod 4 of each row gets fma(I, d · d_x) (and fma(m, s_x)), as
 // dot_b32 sums a row.
 // side: the activation row's d and s (or Σ x) as floats (ra_matmul_side: nb of each), or NULL to convert them here.
-RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, const uint8_t *x, const float *side, float *out, const int t) {
+RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, const uint8_t *x, const float *side, float *out, const int t,
+                               const int64_t pf) {
     const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t), xb = b32_xbytes(t), xq = b32_xqs(t);
     const b32x8_layout l = ra_b32x8_layout(five, min, t == B32_Q8_0 ? 8 : 4);
     const int64_t nb = n / 32;
@@ -667,6 +691,7 @@ RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, cons
         for (int64_t j = 0; j < nb; j++) {
             const int8_t *y = (const int8_t *)(x + j * xb + xq);
             const uint8_t *p = g + j * l.bytes, *q = p + l.qs;
+            x8_prefetch(p, l.bytes, pf);
             __m256i isum;
             if (t == B32_Q8_0) {
                 isum = _mm256_setzero_si256();
@@ -703,8 +728,8 @@ RA_AVX2_INLINE void b32x8_rows(int64_t n, const uint8_t *w, int64_t groups, cons
 // One function a type, so that a profile names the type (bench/engine/profile_summary.py).
 #define RA_B32X8_ROWS(name, t)                                                                                         \
     RA_AVX2 static void ra_avx2_rows_##name##_x8(int64_t n, const void *w, int64_t groups, const void *x, const float *side, \
-                                                 float *out) {                                                         \
-        b32x8_rows(n, w, groups, x, side, out, t);                                                                     \
+                                                 float *out, const int64_t pf) {                                       \
+        b32x8_rows(n, w, groups, x, side, out, t, pf);                                                                 \
     }
 RA_B32X8_ROWS(q4_0, B32_Q4_0)
 RA_B32X8_ROWS(q5_0, B32_Q5_0)
@@ -749,14 +774,14 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
 #if defined(__x86_64__)
     if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_x8_kernel(ra_kernel_path())) {
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
-        void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *) =
+        void (*rows)(int64_t, const void *, int64_t, const void *, const float *, float *, int64_t) =
             type == RA_Q4_K ? ra_avx2_rows_q4_k_x8 : type == RA_Q5_K ? ra_avx2_rows_q5_k_x8 : type == RA_Q6_K ? ra_avx2_rows_q6_k_x8
             : type == RA_Q3_K ? ra_avx2_rows_q3_k_x8 : type == RA_Q2_K ? ra_avx2_rows_q2_k_x8 : type == RA_IQ4_XS ? ra_avx2_rows_iq4_xs_x8
             : type == RA_IQ4_NL ? ra_avx2_rows_iq4_nl_x8
             : type == RA_Q4_0 ? ra_avx2_rows_q4_0_x8
             : type == RA_Q5_0 ? ra_avx2_rows_q5_0_x8 : type == RA_Q4_1 ? ra_avx2_rows_q4_1_x8 : type == RA_Q5_1 ? ra_avx2_rows_q5_1_x8
             : ra_avx2_rows_q8_0_x8;
-        rows(n, w0, (r1 - r0) / 8, x, side, out + r0);
+        rows(n, w0, (r1 - r0) / 8, x, side, out + r0, ra_x8_prefetch());
         return;
     }
 #endif

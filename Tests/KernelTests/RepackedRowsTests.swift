@@ -147,6 +147,40 @@ struct RepackedRowsTests {
         }
     }
 
+    /// The groups' software prefetch (ra_x8_prefetch: per CPU, engine-bench --x8-prefetch) only moves bytes into the
+    /// cache: decode gives the same bits with none and with any distance, on every path (the AVX2 groups take it; the
+    /// others ignore it), and the setting keeps whole lines within its bounds. One test for all types: the setting is
+    /// process-wide, so its cases must not run side by side.
+    @Test("the repacked rows' prefetch distance never changes a product, and its setting is bounded")
+    func prefetchKeepsBits() {
+        let cpu = ra_x8_prefetch()
+        defer { ra_set_x8_prefetch(-1) }
+        for t in Self.types {
+            var rng = SeededRandom(seed: 4242 + UInt64(t.id)), scaleRng = SeededRandom(seed: 17 + UInt64(t.id))
+            let x8 = ra_x8_type(t.id), rows = 16, n = t.blockSize == 32 ? 576 : 768
+            var w = [UInt8]()
+            for _ in 0..<rows { w += Kernels.randomWeights(t, n, &rng, extreme: false) { scaleRng.float(in: 0.001...0.05) } }
+            guard let packed = Self.repack(t, w, n, rows: rows) else {
+                Issue.record("\(t): \(rows) rows of \(n) were not repacked")
+                continue
+            }
+            let x = Kernels.randomActivations(t, n, &rng, extreme: false)
+            for path in [KPath.scalar] + KPath.simd {
+                ra_set_x8_prefetch(0)
+                let none = Self.products(x8, packed, n, x, nb: 1, stride: rows, 0, rows, on: path)
+                for ahead: Int32 in [64, 1024, 4096, 65536] {
+                    ra_set_x8_prefetch(ahead)
+                    let with = Self.products(x8, packed, n, x, nb: 1, stride: rows, 0, rows, on: path)
+                    #expect(zip(none, with).allSatisfy { $0.bitPattern == $1.bitPattern }, "\(t) on \(path), \(ahead) bytes ahead")
+                }
+            }
+        }
+        for (asked, kept): (Int32, Int32) in [(0, 0), (100, 64), (4096, 4096), (1 << 20, 65536), (-1, cpu), (-7, cpu)] {
+            ra_set_x8_prefetch(asked)
+            #expect(ra_x8_prefetch() == kept, "asked \(asked)")
+        }
+    }
+
     @Test("types and shapes that cannot be repacked are refused and nothing is written")
     func refusedShapes() {
         let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]

@@ -1,6 +1,8 @@
 // In-process A/B of decode on the current path: the file's rows (the path's rows kernel) against the same rows repacked at
-// load (RA_*_X8, x8.c), called in alternation on one activation row, 300 trials
-// each; prints best and median GB/s (of the file's bytes) and whether the outputs are bit-identical. Also checks a batch
+// load (RA_*_X8, x8.c), the repacked ones both without a software prefetch and with one X8_AB_PREFETCH bytes ahead
+// (default 4096; ra_set_x8_prefetch), called in alternation on one activation row, 300 trials
+// each; prints best and median GB/s (of the file's bytes), which of the two this CPU uses (ra_x8_prefetch), and whether
+// the outputs are bit-identical. Also checks a batch
 // (nb = 5) and the scalar path through the repacked rows against the file's rows. Built and run by bench/kernels/x8_ab.sh.
 //
 //   x8_ab TYPE N ROWS   (TYPE 12: Q4_K, 13: Q5_K, 14: Q6_K, 11: Q3_K, 10: Q2_K, 23: IQ4_XS, 20: IQ4_NL, 2: Q4_0, 6: Q5_0, 3: Q4_1, 7: Q5_1, 8: Q8_0) X8_AB_MEMORY=1: cycle through 256 MB of matrices (from memory)
@@ -87,22 +89,33 @@ int main(int argc, char **argv) {
         }
     }
     enum { T = 300 };
-    static double ta[T], tb[T];
+    static double ta[T], tb[T], tc[T];
+    const int own = ra_x8_prefetch(), ahead = getenv("X8_AB_PREFETCH") ? atoi(getenv("X8_AB_PREFETCH")) : 4096;
     const int inner = mem ? 1 : 20;
     int64_t k = 0;
     for (int t = 0; t < T; t++) {
         double t0 = trial_now();
         for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(type, W + k * mat, n, X, 1, o1, rows, 0, rows);
         ta[t] = trial_now() - t0;
+        ra_set_x8_prefetch(0);
         t0 = trial_now();
         for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(x8, R + k * xmat, n, X, 1, o2, rows, 0, rows);
         tb[t] = trial_now() - t0;
+        ra_set_x8_prefetch(ahead);
+        t0 = trial_now();
+        for (int i = 0; i < inner; i++, k = (k + 1) % nmat) ra_matmul_rows(x8, R + k * xmat, n, X, 1, o2, rows, 0, rows);
+        tc[t] = trial_now() - t0;
     }
     qsort(ta, T, sizeof(double), trial_cmp);
     qsort(tb, T, sizeof(double), trial_cmp);
+    qsort(tc, T, sizeof(double), trial_cmp);
+    ra_set_x8_prefetch(-1);
     const double gb = (double)mat * inner / 1e9;
     printf("path %s, %s %ld x %ld, %s: file's rows best %.1f median %.1f GB/s | repacked best %.1f median %.1f GB/s | median ratio %.3f\n",
            ra_kernel_path_name(path), type_name(type), (long)rows, (long)n, mem ? "from memory" : "in cache", gb / ta[0], gb / ta[T / 2],
            gb / tb[0], gb / tb[T / 2], ta[T / 2] / tb[T / 2]);
+    printf("  repacked, prefetch %d bytes ahead: best %.1f median %.1f GB/s | median ratio to the file's rows %.3f, to no prefetch %.3f"
+           " (this CPU prefetches %d bytes ahead)\n",
+           ahead, gb / tc[0], gb / tc[T / 2], ta[T / 2] / tc[T / 2], tb[T / 2] / tc[T / 2], own);
     return ok ? 0 : 1;
 }

@@ -3,6 +3,8 @@
 //   engine-bench MODEL.gguf [--threads 2] [--pp 128] [--tg 64] [--reps 3] [--depth 0]
 //   engine-bench MODEL.gguf --report [--threads 2] [--pp 128] [--tg 128] [--ctx 256] [--depth 0]
 //   --cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native: run the kernels of that path only (default: the best this CPU has)
+//   --x8-prefetch BYTES: how far ahead the AVX2 decode kernels of repacked rows prefetch (0: not at all; default: the
+//             CPU's choice, ra_x8_prefetch), to compare both on one machine
 //   --no-repack: keep Q4_K and Q5_K matrices in the file's layout (GGUFModel(path:repackWeights: false)), for before/after
 //   --sample: tg through GGUFContext.generate with the default SamplingParameters (seed 1), the token loop
 //             the CLI runs (sampling, detokenizing) instead of decode + argmax (not with --report)
@@ -44,6 +46,7 @@ while !args.isEmpty {
     case "--report": report = true
     case "--sample": sample = true
     case "--no-repack": repack = false
+    case "--x8-prefetch": ra_set_x8_prefetch(Int32(value(minimum: 0)))
     case "--cpu":
         // Restrict the kernels to a lower path than the CPU offers (what a machine without AVX-512 would run).
         guard !args.isEmpty else { fail("--cpu needs a path name or native") }
@@ -52,13 +55,13 @@ while !args.isEmpty {
         guard name == "native" || path >= 0 else { fail("--cpu \(name): not a kernel path of this architecture (or native)") }
         ra_set_cpu_features_mask(name == "native" ? -1 : ra_kernel_path_mask(path))
     case "-h", "--help":
-        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native] [--sample] [--no-repack]")
+        print("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N] [--cpu scalar|avx2|avx2-vnni|avx512|avx512-vnni|native] [--sample] [--no-repack] [--x8-prefetch BYTES]")
         exit(0)
     default:
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
     }
 }
-FileHandle.standardError.write(Data("kernels: \(String(cString: ra_kernel_path_name(ra_kernel_path())))\n".utf8))
+FileHandle.standardError.write(Data("kernels: \(String(cString: ra_kernel_path_name(ra_kernel_path()))), repacked rows prefetched \(ra_x8_prefetch()) bytes ahead\n".utf8))
 guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]") }
 
 let clock = ContinuousClock()

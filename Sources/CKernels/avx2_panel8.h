@@ -171,5 +171,121 @@ RA_AVX2_INLINE void panel16_matmul(const uint8_t *W, int64_t wrow, int64_t nblk,
     }
 }
 
+// MARK: - int16 panels (Q8_0 and IQ4_NL: 16 pairs a block, matmul_avx2_b32.c; IQ4_XS: 128 a super-block, matmul_avx2_iq4.c)
+//
+// A block of a panel is `pairs` vectors of int16 pairs (int16 2r + t: row r's element 2p + t, with the block's scale
+// already in it where the type has one) and then the 8 rows' float scales; the activations are int16 too, xs elements a
+// row, and row k's scale of block j is side[k · side_row + j]. A pair of elements of 8 rows is one broadcast, one
+// vpmaddwd and one vpaddd per activation row. The blocks are taken chain by chain (j = c, c + chains, ...), each row's
+// float sum of a chain kept in a register beside the int32 sums, and the chains added at the end: each chain is the
+// row·vector dot's sequence of fmas (Q8_0's 4 chains of dot_b32; IQ4_NL's and IQ4_XS's one), so the bits are the dot's.
+
+// One panel × nx (1..4) activation rows.
+RA_AVX2_INLINE void i16_panel_m(int64_t nblk, const uint8_t *p, const int pairs, const int16_t *x, int64_t xs, const float *side,
+                                int64_t side_row, float *out, int64_t os, int nr, const int nx, const int chains) {
+    const int64_t bytes = 32 * (int64_t)pairs + 32;
+    __m256 chain[4][PANEL8_GROUP];
+    for (int c = 0; c < chains; c++) {
+        __m256 acc[PANEL8_GROUP];
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
+        for (int64_t j = c; j < nblk; j += chains) {
+            const uint8_t *pj = p + j * bytes;
+            __m256i s[PANEL8_GROUP];
+            for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
+            for (int q0 = 0; q0 < pairs; q0 += 16) {
+                RA_UNROLL
+                for (int q = q0; q < q0 + 16; q++) {
+                    const __m256i wv = _mm256_load_si256((const __m256i *)(const void *)(pj + 32 * q));
+                    for (int k = 0; k < nx; k++) {
+                        int32_t pair;
+                        memcpy(&pair, x + k * xs + 2 * pairs * j + 2 * q, 4);
+                        s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(wv, _mm256_set1_epi32(pair)));
+                    }
+                    // (keeps clang from summing the products as a tree, which spills them)
+                    for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
+                }
+            }
+            const __m256 dw = _mm256_load_ps((const float *)(const void *)(pj + 32 * pairs));
+            for (int k = 0; k < nx; k++)
+                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(side + k * side_row + j)), acc[k]);
+        }
+        for (int k = 0; k < nx; k++) chain[c][k] = acc[k];
+    }
+    for (int k = 0; k < nx; k++)
+        store_rows8(out + k * os, chains == 1 ? chain[0][k] : _mm256_add_ps(_mm256_add_ps(chain[0][k], chain[1][k]), _mm256_add_ps(chain[2][k], chain[3][k])), nr);
+}
+
+// Two panels (16 weight rows) × nx (1..3) activation rows: each broadcast serves two vpmaddwd, with the chains of
+// i16_panel_m for each panel: the same bits.
+RA_AVX2_INLINE void i16_panel_x2_m(int64_t nblk, const uint8_t *pa, const uint8_t *pb, const int pairs, const int16_t *x, int64_t xs,
+                                   const float *side, int64_t side_row, float *out, int64_t os, const int nx, const int chains) {
+    const int64_t bytes = 32 * (int64_t)pairs + 32;
+    __m256 chain[4][2][PANEL16_GROUP];
+    for (int c = 0; c < chains; c++) {
+        __m256 acc[2][PANEL16_GROUP];
+        for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
+        for (int64_t j = c; j < nblk; j += chains) {
+            const uint8_t *a = pa + j * bytes, *b = pb + j * bytes;
+            __m256i sa[PANEL16_GROUP], sb[PANEL16_GROUP];
+            for (int k = 0; k < nx; k++) sa[k] = sb[k] = _mm256_setzero_si256();
+            for (int q0 = 0; q0 < pairs; q0 += 16) {
+                RA_UNROLL
+                for (int q = q0; q < q0 + 16; q++) {
+                    const __m256i wa = _mm256_load_si256((const __m256i *)(const void *)(a + 32 * q));
+                    const __m256i wb = _mm256_load_si256((const __m256i *)(const void *)(b + 32 * q));
+                    for (int k = 0; k < nx; k++) {
+                        int32_t pair;
+                        memcpy(&pair, x + k * xs + 2 * pairs * j + 2 * q, 4);
+                        const __m256i y = _mm256_set1_epi32(pair);
+                        sa[k] = _mm256_add_epi32(sa[k], _mm256_madd_epi16(wa, y));
+                        sb[k] = _mm256_add_epi32(sb[k], _mm256_madd_epi16(wb, y));
+                    }
+                    for (int k = 0; k < nx; k++) __asm__("" : "+x"(sa[k]), "+x"(sb[k]));
+                }
+            }
+            const __m256 da = _mm256_load_ps((const float *)(const void *)(a + 32 * pairs));
+            const __m256 db = _mm256_load_ps((const float *)(const void *)(b + 32 * pairs));
+            for (int k = 0; k < nx; k++) {
+                const __m256 dx = _mm256_broadcast_ss(side + k * side_row + j);
+                acc[0][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa[k]), _mm256_mul_ps(da, dx), acc[0][k]);
+                acc[1][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb[k]), _mm256_mul_ps(db, dx), acc[1][k]);
+            }
+        }
+        for (int k = 0; k < nx; k++) { chain[c][0][k] = acc[0][k]; chain[c][1][k] = acc[1][k]; }
+    }
+    for (int h = 0; h < 2; h++)
+        for (int k = 0; k < nx; k++)
+            _mm256_storeu_ps(out + k * os + 8 * h, chains == 1 ? chain[0][h][k]
+                                                              : _mm256_add_ps(_mm256_add_ps(chain[0][h][k], chain[1][h][k]),
+                                                                              _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
+}
+
+// The run functions (panel16_run_fn, panel8_run_fn) of an int16 panel type: `pairs` a block, `chains` float chains,
+// side_per_block floats of side data per block and activation row (Q8_0's d and s: 2; IQ4_XS's d: 1).
+#define RA_I16_PANEL_RUNS(name, pairs, chains, side_per_block)                                                             \
+    RA_AVX2 static void name##_run16x2(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs,       \
+                                       const float *side, float *out, int64_t os, int nx) {                            \
+        const int16_t *x16 = (const int16_t *)(const void *)x;                                                         \
+        const int64_t xe = xs / (int64_t)sizeof(int16_t), sr = (side_per_block) * nblk;                               \
+        switch (nx) {                                                                                                  \
+        case 1: i16_panel_x2_m(nblk, pa, pb, pairs, x16, xe, side, sr, out, os, 1, chains); break;                     \
+        case 2: i16_panel_x2_m(nblk, pa, pb, pairs, x16, xe, side, sr, out, os, 2, chains); break;                     \
+        default: i16_panel_x2_m(nblk, pa, pb, pairs, x16, xe, side, sr, out, os, 3, chains); break;                    \
+        }                                                                                                              \
+    }                                                                                                                  \
+    RA_AVX2 static void name##_run16(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, \
+                                     int64_t side_row, float *out, int64_t os, int nr, int nx) {                       \
+        (void)side_row;                                                                                                \
+        const int16_t *x16 = (const int16_t *)(const void *)x;                                                         \
+        const float *sd = (const float *)(const void *)side;                                                           \
+        const int64_t xe = xs / (int64_t)sizeof(int16_t), sr = (side_per_block) * nblk;                               \
+        switch (nx) {                                                                                                  \
+        case 1: i16_panel_m(nblk, panel, pairs, x16, xe, sd, sr, out, os, nr, 1, chains); break;                       \
+        case 2: i16_panel_m(nblk, panel, pairs, x16, xe, sd, sr, out, os, nr, 2, chains); break;                       \
+        case 3: i16_panel_m(nblk, panel, pairs, x16, xe, sd, sr, out, os, nr, 3, chains); break;                       \
+        default: i16_panel_m(nblk, panel, pairs, x16, xe, sd, sr, out, os, nr, 4, chains); break;                      \
+        }                                                                                                              \
+    }
+
 #endif
 #endif

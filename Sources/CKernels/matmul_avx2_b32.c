@@ -290,6 +290,7 @@ typedef struct {
     float dw[8];
 } q8_panel16;
 _Static_assert(sizeof(q8_panel16) % 32 == 0 && sizeof(q8_panel16) <= RA_Q8_0_BATCH_PANEL_BYTES, "q8_panel16 size");
+_Static_assert(sizeof(q8_panel16) == 32 * 16 + 32, "q8_panel16: the int16 panels' block of 16 pairs (avx2_panel8.h)");
 
 // Quartet vector e of 8 rows (int8; dword r holds row r's elements 4e..4e+3) as pair vectors 2e and 2e + 1 of p.
 RA_AVX2_INLINE void q8_widen_quartets(__m256i v, q8_panel16 *p, int e) {
@@ -324,108 +325,10 @@ RA_AVX2 static void q8_0_x8_pack16(const uint8_t *W, int64_t wrow, int64_t nblk,
     }
 }
 
-// One panel × nx (1..4) activation rows of int16, xs elements apart (side: per row nblk d, then nblk s). The blocks are
-// taken chain by chain (j = c, c + chains, ...), so each row's float sum of the chain stays in a register beside the
-// int32 sums; each chain is the dot's sequence of fmas, and the chains are added as there: Q8_0's 4 chains of dot_b32,
-// IQ4_NL's one (dot_iq4_nl).
-RA_AVX2_INLINE void q8_panel16_m(int64_t nblk, const q8_panel16 *p, const int16_t *x, int64_t xs, const float *side,
-                                 float *out, int64_t os, int nr, const int nx, const int chains) {
-    __m256 chain[4][PANEL8_GROUP];
-    for (int c = 0; c < chains; c++) {
-        __m256 acc[PANEL8_GROUP];
-        for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
-        for (int64_t j = c; j < nblk; j += chains) {
-            const q8_panel16 *pj = p + j;
-            __m256i s[PANEL8_GROUP];
-            for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
-            RA_UNROLL
-            for (int q = 0; q < 16; q++) {
-                const __m256i wv = _mm256_load_si256((const __m256i *)pj->q[q]);
-                for (int k = 0; k < nx; k++) {
-                    int32_t pair;
-                    memcpy(&pair, x + k * xs + 32 * j + 2 * q, 4);
-                    s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(wv, _mm256_set1_epi32(pair)));
-                }
-                // (keeps clang from summing the products as a tree, which spills them)
-                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
-            }
-            const __m256 dw = _mm256_load_ps(pj->dw);
-            for (int k = 0; k < nx; k++)
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(side + 2 * k * nblk + j)), acc[k]);
-        }
-        for (int k = 0; k < nx; k++) chain[c][k] = acc[k];
-    }
-    for (int k = 0; k < nx; k++)
-        store_rows8(out + k * os, chains == 1 ? chain[0][k] : _mm256_add_ps(_mm256_add_ps(chain[0][k], chain[1][k]), _mm256_add_ps(chain[2][k], chain[3][k])), nr);
-}
-
-// Two panels (16 weight rows) × nx (1..3) activation rows: each broadcast serves two vpmaddwd (as in q4_1_panel16_m),
-// with the same chains as q8_panel16_m for each panel: the same bits.
-RA_AVX2_INLINE void q8_panel16x2_m(int64_t nblk, const q8_panel16 *pa, const q8_panel16 *pb, const int16_t *x, int64_t xs,
-                                   const float *side, float *out, int64_t os, const int nx, const int chains) {
-    __m256 chain[4][2][PANEL16_GROUP];
-    for (int c = 0; c < chains; c++) {
-        __m256 acc[2][PANEL16_GROUP];
-        for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
-        for (int64_t j = c; j < nblk; j += chains) {
-            const q8_panel16 *a = pa + j, *b = pb + j;
-            __m256i sa[PANEL16_GROUP], sb[PANEL16_GROUP];
-            for (int k = 0; k < nx; k++) sa[k] = sb[k] = _mm256_setzero_si256();
-            RA_UNROLL
-            for (int q = 0; q < 16; q++) {
-                const __m256i wa = _mm256_load_si256((const __m256i *)a->q[q]), wb = _mm256_load_si256((const __m256i *)b->q[q]);
-                for (int k = 0; k < nx; k++) {
-                    int32_t pair;
-                    memcpy(&pair, x + k * xs + 32 * j + 2 * q, 4);
-                    const __m256i y = _mm256_set1_epi32(pair);
-                    sa[k] = _mm256_add_epi32(sa[k], _mm256_madd_epi16(wa, y));
-                    sb[k] = _mm256_add_epi32(sb[k], _mm256_madd_epi16(wb, y));
-                }
-                for (int k = 0; k < nx; k++) __asm__("" : "+x"(sa[k]), "+x"(sb[k]));
-            }
-            const __m256 dwa = _mm256_load_ps(a->dw), dwb = _mm256_load_ps(b->dw);
-            for (int k = 0; k < nx; k++) {
-                const __m256 dx = _mm256_broadcast_ss(side + 2 * k * nblk + j);
-                acc[0][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa[k]), _mm256_mul_ps(dwa, dx), acc[0][k]);
-                acc[1][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb[k]), _mm256_mul_ps(dwb, dx), acc[1][k]);
-            }
-        }
-        for (int k = 0; k < nx; k++) { chain[c][0][k] = acc[0][k]; chain[c][1][k] = acc[1][k]; }
-    }
-    for (int h = 0; h < 2; h++)
-        for (int k = 0; k < nx; k++)
-            _mm256_storeu_ps(out + k * os + 8 * h, chains == 1 ? chain[0][h][k]
-                                                              : _mm256_add_ps(_mm256_add_ps(chain[0][h][k], chain[1][h][k]),
-                                                                              _mm256_add_ps(chain[2][h][k], chain[3][h][k])));
-}
-
-// The run functions of the int16 panels with `chains` float chains (Q8_0: 4, IQ4_NL: 1).
-#define RA_Q8_PANEL16_RUNS(name, chains)                                                                                   \
-    RA_AVX2 static void name##_run16x2(int64_t nblk, const void *pa, const void *pb, const uint8_t *x, int64_t xs,       \
-                                       const float *side, float *out, int64_t os, int nx) {                            \
-        const int16_t *x16 = (const int16_t *)(const void *)x;                                                         \
-        const int64_t xe = xs / (int64_t)sizeof(int16_t);                                                              \
-        switch (nx) {                                                                                                  \
-        case 1: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 1, chains); break;                               \
-        case 2: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 2, chains); break;                               \
-        default: q8_panel16x2_m(nblk, pa, pb, x16, xe, side, out, os, 3, chains); break;                              \
-        }                                                                                                              \
-    }                                                                                                                  \
-    RA_AVX2 static void name##_run16(int64_t nblk, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, \
-                                     int64_t side_row, float *out, int64_t os, int nr, int nx) {                       \
-        (void)side_row;                                                                                                \
-        const int16_t *x16 = (const int16_t *)(const void *)x;                                                         \
-        const float *sd = (const float *)(const void *)side;                                                           \
-        const int64_t xe = xs / (int64_t)sizeof(int16_t);                                                              \
-        switch (nx) {                                                                                                  \
-        case 1: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 1, chains); break;                                \
-        case 2: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 2, chains); break;                                \
-        case 3: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 3, chains); break;                                \
-        default: q8_panel16_m(nblk, panel, x16, xe, sd, out, os, nr, 4, chains); break;                               \
-        }                                                                                                              \
-    }
-RA_Q8_PANEL16_RUNS(q8_0, 4)
-RA_Q8_PANEL16_RUNS(iq4_nl, 1)
+// The run functions of the int16 panels (avx2_panel8.h): 16 pairs a block, the side data's d and s per block and
+// activation row; Q8_0's 4 float chains (dot_b32), IQ4_NL's one (dot_iq4_nl).
+RA_I16_PANEL_RUNS(q8_0, 16, 4, 2)
+RA_I16_PANEL_RUNS(iq4_nl, 16, 1, 2)
 
 RA_AVX2 void ra_q8_0_widen_avx2(const void *x, int64_t n, int64_t nb, int16_t *dst) {
     const uint8_t *X = x;

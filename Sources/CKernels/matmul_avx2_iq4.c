@@ -10,7 +10,7 @@
 // kernels). A panel holds each level already multiplied by its block's scale (at most 32 · 127 = 4064, an int16), and the
 // activations are widened to int16 once per product (ra_iq4_xs_side_avx2), so one vpmaddwd takes a pair of elements of
 // 8 rows straight to int32, scale included: per pair and activation row a broadcast, a vpmaddwd and a vpaddd, as
-// Q8_0's int16 panels (matmul_avx2_b32.c), whose 16-row driver (panel16_matmul) this shares. The super-block's int32
+// Q8_0's int16 panels, whose kernels (i16_panel_m, avx2_panel8.h) and 16-row driver (panel16_matmul) this shares. The super-block's int32
 // sum is the same exact integer as the dot's Σ_j scale_j · Σ level · activation (at most 256 · 4064 · 128 < 2^31), and
 // the float step is the dot's acc = fma(I, d · d_x, acc): the same bits.
 
@@ -20,6 +20,7 @@ typedef struct {
     float d[8];
 } iq4_xs_panel16;
 _Static_assert(sizeof(iq4_xs_panel16) % 32 == 0 && sizeof(iq4_xs_panel16) <= RA_IQ4_XS_BATCH_PANEL_BYTES, "iq4_xs_panel16 size");
+_Static_assert(sizeof(iq4_xs_panel16) == 32 * 128 + 32, "iq4_xs_panel16: the int16 panels' block of 128 pairs (avx2_panel8.h)");
 
 // Rows [0, nrows) of the file's IQ4_XS rows (nrows <= 8; the rest zero): each block's bytes of the 8 rows transposed
 // into quartet vectors (block_heads8), then their levels times the scales (iq4_pairs16).
@@ -61,94 +62,9 @@ RA_AVX2 static void iq4_xs_x8_pack16(const uint8_t *W, int64_t wrow, int64_t ns,
     }
 }
 
-// One panel × nx (1..4) activation rows of int16, xs elements apart; dx: row k's super-block scales at dx[k * ns].
-RA_AVX2_INLINE void iq4_xs_panel16_m(int64_t ns, const iq4_xs_panel16 *p, const int16_t *x, int64_t xs, const float *dx,
-                                     float *out, int64_t os, int nr, const int nx) {
-    __m256 acc[PANEL8_GROUP];
-    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < ns; i++) {
-        __m256i s[PANEL8_GROUP];
-        for (int k = 0; k < nx; k++) s[k] = _mm256_setzero_si256();
-        for (int q0 = 0; q0 < 128; q0 += 16) {
-            RA_UNROLL
-            for (int q = q0; q < q0 + 16; q++) {
-                const __m256i wv = _mm256_load_si256((const __m256i *)(const void *)p[i].q[q]);
-                for (int k = 0; k < nx; k++) {
-                    int32_t pair;
-                    memcpy(&pair, x + k * xs + 256 * i + 2 * q, 4);
-                    s[k] = _mm256_add_epi32(s[k], _mm256_madd_epi16(wv, _mm256_set1_epi32(pair)));
-                }
-                // (keeps clang from summing the products as a tree, which spills them)
-                for (int k = 0; k < nx; k++) __asm__("" : "+x"(s[k]));
-            }
-        }
-        const __m256 dw = _mm256_load_ps(p[i].d);
-        for (int k = 0; k < nx; k++)
-            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(s[k]), _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + k * ns + i)), acc[k]);
-    }
-    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
-}
-
-// Two panels (16 weight rows) × nx (1..3) activation rows: each broadcast serves two vpmaddwd; per panel the same steps
-// as iq4_xs_panel16_m.
-RA_AVX2_INLINE void iq4_xs_panel16x2_m(int64_t ns, const iq4_xs_panel16 *pa, const iq4_xs_panel16 *pb, const int16_t *x, int64_t xs,
-                                       const float *dx, float *out, int64_t os, const int nx) {
-    __m256 acc[2][PANEL16_GROUP];
-    for (int k = 0; k < nx; k++) acc[0][k] = acc[1][k] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < ns; i++) {
-        __m256i sa[PANEL16_GROUP], sb[PANEL16_GROUP];
-        for (int k = 0; k < nx; k++) sa[k] = sb[k] = _mm256_setzero_si256();
-        for (int q0 = 0; q0 < 128; q0 += 16) {
-            RA_UNROLL
-            for (int q = q0; q < q0 + 16; q++) {
-                const __m256i wa = _mm256_load_si256((const __m256i *)(const void *)pa[i].q[q]);
-                const __m256i wb = _mm256_load_si256((const __m256i *)(const void *)pb[i].q[q]);
-                for (int k = 0; k < nx; k++) {
-                    int32_t pair;
-                    memcpy(&pair, x + k * xs + 256 * i + 2 * q, 4);
-                    const __m256i y = _mm256_set1_epi32(pair);
-                    sa[k] = _mm256_add_epi32(sa[k], _mm256_madd_epi16(wa, y));
-                    sb[k] = _mm256_add_epi32(sb[k], _mm256_madd_epi16(wb, y));
-                }
-                for (int k = 0; k < nx; k++) __asm__("" : "+x"(sa[k]), "+x"(sb[k]));
-            }
-        }
-        const __m256 da = _mm256_load_ps(pa[i].d), db = _mm256_load_ps(pb[i].d);
-        for (int k = 0; k < nx; k++) {
-            const __m256 d = _mm256_broadcast_ss(dx + k * ns + i);
-            acc[0][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sa[k]), _mm256_mul_ps(da, d), acc[0][k]);
-            acc[1][k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sb[k]), _mm256_mul_ps(db, d), acc[1][k]);
-        }
-    }
-    for (int k = 0; k < nx; k++) {
-        _mm256_storeu_ps(out + k * os, acc[0][k]);
-        _mm256_storeu_ps(out + k * os + 8, acc[1][k]);
-    }
-}
-
-RA_AVX2 static void iq4_xs_run16x2(int64_t ns, const void *pa, const void *pb, const uint8_t *x, int64_t xs, const float *side,
-                                   float *out, int64_t os, int nx) {
-    const int16_t *x16 = (const int16_t *)(const void *)x;
-    const int64_t xe = xs / (int64_t)sizeof(int16_t);
-    switch (nx) {
-    case 1: iq4_xs_panel16x2_m(ns, pa, pb, x16, xe, side, out, os, 1); break;
-    case 2: iq4_xs_panel16x2_m(ns, pa, pb, x16, xe, side, out, os, 2); break;
-    default: iq4_xs_panel16x2_m(ns, pa, pb, x16, xe, side, out, os, 3); break;
-    }
-}
-RA_AVX2 static void iq4_xs_run16(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row,
-                                 float *out, int64_t os, int nr, int nx) {
-    (void)side_row;
-    const int16_t *x16 = (const int16_t *)(const void *)x;
-    const float *dx = (const float *)(const void *)side;
-    const int64_t xe = xs / (int64_t)sizeof(int16_t);
-    switch (nx) {
-    case 1: iq4_xs_panel16_m(ns, panel, x16, xe, dx, out, os, nr, 1); break;
-    case 2: iq4_xs_panel16_m(ns, panel, x16, xe, dx, out, os, nr, 2); break;
-    case 3: iq4_xs_panel16_m(ns, panel, x16, xe, dx, out, os, nr, 3); break;
-    default: iq4_xs_panel16_m(ns, panel, x16, xe, dx, out, os, nr, 4); break;
-    }
-}
+// The run functions of the int16 panels (avx2_panel8.h): 128 pairs a super-block, one chain of fmas (dot_iq4_xs's),
+// the activation row's super-block scales d as side data.
+RA_I16_PANEL_RUNS(iq4_xs, 128, 1, 1)
 
 RA_AVX2 void ra_iq4_xs_side_avx2(const void *x, int64_t n, int64_t nb, float *side) {
     const blk_q8_k *b = x;

@@ -357,9 +357,9 @@ static void ra_x8_unpack(int type, const uint8_t *w, int64_t ns, int64_t r0, int
 // in huge pages, 1 thread: Q4_K 23.8 -> 30.7 GB/s, Q5_K 17.5 -> 26.9 without the one-row dots' 4 KiB-ahead prefetch;
 // 1 KiB ahead 24.9 and 21.0, 16 KiB 22.0 and 15.3). On a Zen 1 EPYC, whose hardware prefetcher keeps a plain stream
 // at ~0.8x what a 4 KiB-ahead prefetch reaches (bench/engine/bandwidth.c, 2 threads: 13.4 against 16.3 GB/s), decode
-// with the 4 KiB prefetch in the groups ran 1.08x (Qwen3-0.6B-shaped Q4_K_M), 1.13x (Q8_0) and 1.27x (Q4_0) as fast
-// (bench/engine/ab.sh, engine-bench --x8-prefetch 0 against 4096, 9 rounds each, 2 threads; bench/results/engine-notes.md
-// "Stop 39"). Hence a choice per CPU (dispatch.c, cpu_x8_prefetch).
+// with the 4 KiB prefetch in the groups ran 1.00-1.37x as fast over 11 files (Qwen3-0.6B-shaped Q8_0 1.14x, Q4_K_M
+// 1.01-1.12x, Q2_K 1.37x; bench/engine/ab.sh, engine-bench --x8-prefetch 0 against the CPU's choice, 7 rounds, 2
+// threads; bench/results/engine-notes.md "Stop 39"). Hence a choice per CPU (dispatch.c, cpu_x8_prefetch).
 RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
 #ifdef RA_NO_PREFETCH
     (void)p, (void)bytes, (void)pf;

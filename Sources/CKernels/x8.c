@@ -369,6 +369,22 @@ RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
 #endif
 }
 
+// Step k of a super-block's `positions` steps of work (its quartet loads in order) through its gb bytes at p: at each
+// quarter of the work, that quarter of the block's lines prefetched pf bytes ahead (x8_prefetch). On the Zen 1 EPYC
+// four such bursts a super-block decode faster than the whole block's 11-27 lines prefetched at its start, which seems
+// to stall on the core's outstanding misses (Qwen3-0.6B-shaped files, tg64, 2 threads, bench/engine/ab.sh, medians of
+// 7: Q4_K_M 1.26-1.40x, Q5_K_M 1.32x, Q3_K_M and Q2_K 1.17x, IQ4_XS 1.00x, Gemma 3 270M 1.04x); one line a step gave
+// 1.17x the block's start; against 4 bursts, 8 gave 0.94x and 2 gave 0.92x. The 32-element types' blocks are 2-5 lines, prefetched at each
+// block (b32x8_rows): a burst every 4 blocks was 0.64-0.98x (bench/results/engine-notes.md "Stop 40").
+enum { X8_PREFETCH_BURSTS = 4 };
+RA_AVX2_INLINE void x8_prefetch_step(const uint8_t *p, int64_t gb, int64_t pf, int k, int positions) {
+    const int per = positions / X8_PREFETCH_BURSTS;
+    if (k % per) return;
+    const int64_t j = k / per, lines = (gb + 63) / 64;
+    const int64_t a = (j * lines + X8_PREFETCH_BURSTS - 1) / X8_PREFETCH_BURSTS, b = ((j + 1) * lines + X8_PREFETCH_BURSTS - 1) / X8_PREFETCH_BURSTS;
+    x8_prefetch(p + 64 * a, 64 * (b - a), pf);
+}
+
 RA_AVX2_INLINE __m256i k4x8_pick(const int odd) {
     const char o = (char)(odd ? 8 : 0), z = (char)0x80;
     return _mm256_setr_epi8(o, z, o, z, (char)(o + 1), z, (char)(o + 1), z, (char)(o + 2), z, (char)(o + 2), z, (char)(o + 3), z, (char)(o + 3), z,
@@ -389,7 +405,6 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
     __m256 acc = _mm256_setzero_ps(), accm = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * gb;
-        x8_prefetch(pi, gb, pf);
         const k4x8_head *h = (const k4x8_head *)(const void *)pi;
         const int8_t *y = b[i].qs;
         __m256i isum = _mm256_setzero_si256();
@@ -402,6 +417,7 @@ RA_AVX2_INLINE void k4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
                 __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
                 RA_UNROLL
                 for (int e = e0; e < e0 + run; e++) {
+                    x8_prefetch_step(pi, gb, pf, 8 * g + e, 32);
                     const __m256i v = _mm256_load_si256((const __m256i *)(const void *)(pi + oqs + 256 * g + 32 * e));
                     const __m256i qh = five ? _mm256_load_si256((const __m256i *)(const void *)(pi + K4X8_QH + 32 * e))
                                             : _mm256_setzero_si256();
@@ -479,7 +495,6 @@ RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * RA_Q6_K_X8_GROUP_BYTES;
-        x8_prefetch(pi, RA_Q6_K_X8_GROUP_BYTES, pf);
         const int8_t *y = b[i].qs;
         __m256i isum = _mm256_setzero_si256();
         RA_UNROLL
@@ -491,6 +506,7 @@ RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
                     __m256i t[4];
                     RA_UNROLL
                     for (int e = e0; e < e0 + 2; e++) {
+                        x8_prefetch_step(pi, RA_Q6_K_X8_GROUP_BYTES, pf, 8 * h + e, 16);
                         const uint8_t *v = pi + Q6X8_QUANTS(h, e);
                         __m256i q[4];
                         q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
@@ -542,7 +558,6 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * gb;
-        x8_prefetch(pi, gb, pf);
         const int8_t *y = b[i].qs;
         __m256i isum = _mm256_setzero_si256();
         RA_UNROLL
@@ -552,6 +567,7 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
                 __m256i t[4];
                 RA_UNROLL
                 for (int e = 4 * a; e < 4 * a + 4; e++) {
+                    x8_prefetch_step(pi, gb, pf, 8 * h + e, 16);
                     __m256i q[4];
                     k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e))),
                                      three ? _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)) : _mm256_setzero_si256(),
@@ -614,7 +630,6 @@ RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * RA_IQ4_XS_X8_GROUP_BYTES;
-        x8_prefetch(pi, RA_IQ4_XS_X8_GROUP_BYTES, pf);
         const int8_t *y = b[i].qs;
         _Alignas(32) int8_t ya[QK_K];
         for (int h = 0; h < QK_K; h += 32)
@@ -625,7 +640,10 @@ RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
             const __m256i sb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_SC + 8 * (j & ~1))));
             const __m256i sc = _mm256_srai_epi16(_mm256_shuffle_epi8(sb, j & 1 ? pick1 : pick0), 8);
             RA_UNROLL
-            for (int e = 0; e < 4; e++) isum = _mm256_add_epi32(isum, iq4x8_quartet(pi + IQ4X8_QS(j, e), y + 32 * j + 4 * e, ya + 32 * j + 4 * e, lut, sc));
+            for (int e = 0; e < 4; e++) {
+                x8_prefetch_step(pi, RA_IQ4_XS_X8_GROUP_BYTES, pf, 4 * j + e, 32);
+                isum = _mm256_add_epi32(isum, iq4x8_quartet(pi + IQ4X8_QS(j, e), y + 32 * j + 4 * e, ya + 32 * j + 4 * e, lut, sc));
+            }
         }
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_D)));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(b[i].d)), acc);

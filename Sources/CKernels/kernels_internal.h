@@ -245,13 +245,17 @@ _Static_assert(Q6X8_D + 16 == RA_Q6_K_X8_GROUP_BYTES && RA_Q6_K_X8_GROUP_BYTES =
 
 // One super-block of 8 repacked Q3_K rows (912 bytes, 8 × 114 against the file's 110): per half h and dword e (0..7) a
 // 32-byte vector [row r][4 bytes] of bytes 4e .. 4e + 3 of row r's qs[32h ..] (K16X8_QS(h, e)); then per dword e one of its
-// hmask[4e ..] (Q3X8_HM + 32e, both halves' third bits); then the scales minus 32, int8 [sub-block j][row r] (Q3X8_SC: the
-// file's six-bit scales unpacked once, as the kernel takes them); then d[8] (Q3X8_D).
+// hmask[4e ..] (Q3X8_HM + 32e, both halves' third bits, each byte's bits reordered: the file's bit 4h + c at
+// Q3X8_HM_BIT(h, c), where q3x8_quants_v merges them with the two-bit fields without a shift of its own for h = 0); then
+// the scales minus 32, int8 [sub-block j][row r] (Q3X8_SC: the file's six-bit scales unpacked once, as the kernel takes
+// them); then d[8] (Q3X8_D).
 // Q2_K (672 bytes, 8 × the file's 84): the same qs vectors, then the file's scale bytes [sub-block j][row r] (Q2X8_SC:
 // scale in the low nibble, min in the high one), then d[8], then dmin[8].
 // Each bit operation that takes a file row's qs (and hmask) vector to its quants acts on each byte where it is, so on
 // these vectors it gives 8 rows' quartets side by side. 912 and 672 are not multiples of 32: the kernels load unaligned.
 #define K16X8_QS(h, e) (32 * (8 * (h) + (e)))
+// Half 0: quants 0 and 2 at bits 2 and 6, 1 and 3 at bits 3 and 7; half 1 the same two bits lower.
+#define Q3X8_HM_BIT(h, c) (((h) ? 0 : 2) + ((c) & 1) + 4 * ((c) >> 1))
 enum { Q3X8_HM = 512, Q3X8_SC = 512 + 256, Q3X8_D = 512 + 256 + 128, Q2X8_SC = 512, Q2X8_D = 512 + 128, Q2X8_DMIN = 512 + 128 + 16 };
 _Static_assert(Q3X8_D + 16 == RA_Q3_K_X8_GROUP_BYTES && Q2X8_DMIN + 16 == RA_Q2_K_X8_GROUP_BYTES &&
                RA_Q2_K_X8_GROUP_BYTES == 8 * sizeof(blk_q2_k), "ckernels.h states the repacked Q3_K and Q2_K super-blocks' sizes");

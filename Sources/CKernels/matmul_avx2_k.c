@@ -460,8 +460,8 @@ RA_K16_PANEL8_RUN(q3_k_panel8_run, K16_Q3)
 RA_K16_PANEL8_RUN(q2_k_panel8_run, K16_Q2)
 
 // Rows repacked at load (RA_Q6_K_X8, RA_Q3_K_X8, RA_Q2_K_X8, x8.c): the groups hold the 8 rows' quant vectors side by
-// side, so the quants of a panel come out of q6_k_quants_v / k16_low_quants_v already transposed, and the scales (Q2_K:
-// scales and mins) are widened from their bytes.
+// side, so the quants of a panel come out of q6_k_quants_v, q3x8_quants_v or k16_low_quants_v already transposed, and
+// the scales (Q2_K: scales and mins) are widened from their bytes.
 RA_AVX2_INLINE void k16_x8_pack(const uint8_t *W, int64_t ns, void *panel, const int t) {
     q6_k_panel8 *p = panel;
     const int64_t gb = t == K16_Q6 ? RA_Q6_K_X8_GROUP_BYTES : t == K16_Q3 ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
@@ -492,10 +492,11 @@ RA_AVX2_INLINE void k16_x8_pack(const uint8_t *W, int64_t ns, void *panel, const
                     const uint8_t *v = b + Q6X8_QUANTS(h, e);
                     q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
                                   _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q);
+                } else if (t == K16_Q3) {
+                    q3x8_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(b + K16X8_QS(h, e))),
+                                  _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3X8_HM + 32 * e)), h, q);
                 } else {
-                    k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(b + K16X8_QS(h, e))),
-                                     t == K16_Q3 ? _mm256_loadu_si256((const __m256i *)(const void *)(b + Q3X8_HM + 32 * e)) : _mm256_setzero_si256(),
-                                     h, t == K16_Q3, q);
+                    k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(b + K16X8_QS(h, e))), _mm256_setzero_si256(), h, 0, q);
                 }
                 for (int c = 0; c < 4; c++) _mm256_store_si256((__m256i *)pi->q[32 * h + 8 * c + e], q[c]);
             }

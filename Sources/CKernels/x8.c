@@ -138,6 +138,18 @@ static void ra_q6_k_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0, i
     }
 }
 
+// A Q3_K hmask byte's bits (bit 4h + c: the third bit of quant c of a byte of half h's qs) in Q3X8_HM's order (to = 1)
+// or back (to = 0): bit 4h + c at Q3X8_HM_BIT(h, c).
+static uint8_t q3x8_hm_bits(const uint8_t v, const int to) {
+    uint8_t o = 0;
+    for (int h = 0; h < 2; h++)
+        for (int c = 0; c < 4; c++) {
+            const int from = to ? 4 * h + c : Q3X8_HM_BIT(h, c), at = to ? Q3X8_HM_BIT(h, c) : 4 * h + c;
+            o |= (uint8_t)(((v >> from) & 1) << at);
+        }
+    return o;
+}
+
 /// Q3_K (three = 1) and Q2_K: rows [r0, r1) repacked (to = 1) from the file's rows at a (row 0 first) into the groups at o,
 /// or back (to = 0) into a (row r0 first); ns super-blocks a row. The layouts: K16X8_QS, Q3X8_*, Q2X8_* (kernels_internal.h).
 static void ra_k16_low_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0, int64_t r1, const int to, const int three) {
@@ -156,9 +168,10 @@ static void ra_k16_low_x8_convert(uint8_t *a, uint8_t *o, int64_t ns, int64_t r0
                 }
             if (three) {
                 blk_q3_k *q3 = (blk_q3_k *)(void *)b;
-                for (int e = 0; e < 8; e++) {
-                    if (to) memcpy(p + Q3X8_HM + 32 * e + 4 * r, q3->hmask + 4 * e, 4);
-                    else memcpy(q3->hmask + 4 * e, p + Q3X8_HM + 32 * e + 4 * r, 4);
+                for (int k = 0; k < 32; k++) {   // hmask byte k: dword k / 4, its byte k % 4 (Q3X8_HM's bit order)
+                    uint8_t *x = p + Q3X8_HM + 32 * (k / 4) + 4 * r + k % 4;
+                    if (to) *x = q3x8_hm_bits(q3->hmask[k], 1);
+                    else q3->hmask[k] = q3x8_hm_bits(*x, 0);
                 }
                 if (to) {
                     int8_t sc[16];
@@ -569,9 +582,9 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
                 for (int e = 4 * a; e < 4 * a + 4; e++) {
                     x8_prefetch_step(pi, gb, pf, 8 * h + e, 16);
                     __m256i q[4];
-                    k16_low_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e))),
-                                     three ? _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)) : _mm256_setzero_si256(),
-                                     h, three, q);
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e)));
+                    if (three) q3x8_quants_v(v, _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)), h, q);
+                    else k16_low_quants_v(v, _mm256_setzero_si256(), h, 0, q);
                     RA_UNROLL
                     for (int c = 0; c < 4; c++) {
                         const __m256i s = _mm256_maddubs_epi16(q[c], bcast4(y + 128 * h + 32 * c + 4 * e));

@@ -387,8 +387,9 @@ RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
 // four such bursts a super-block decode faster than the whole block's 11-27 lines prefetched at its start, which seems
 // to stall on the core's outstanding misses (Qwen3-0.6B-shaped files, tg64, 2 threads, bench/engine/ab.sh, medians of
 // 7: Q4_K_M 1.26-1.40x, Q5_K_M 1.32x, Q3_K_M and Q2_K 1.17x, IQ4_XS 1.00x, Gemma 3 270M 1.04x); one line a step gave
-// 1.17x the block's start; against 4 bursts, 8 gave 0.94x and 2 gave 0.92x. The 32-element types' blocks are 2-5 lines, prefetched at each
-// block (b32x8_rows): a burst every 4 blocks was 0.64-0.98x (bench/results/engine-notes.md "Stop 40").
+// 1.17x the block's start; against 4 bursts, 8 gave 0.94x and 2 gave 0.92x. The 32-element types' blocks are 2-5
+// lines, prefetched at each block (b32x8_rows): a burst every 4 blocks was 0.64-0.98x (bench/results/engine-notes.md
+// "Stop 40").
 enum { X8_PREFETCH_BURSTS = 4 };
 RA_AVX2_INLINE void x8_prefetch_step(const uint8_t *p, int64_t gb, int64_t pf, int k, int positions) {
     const int per = positions / X8_PREFETCH_BURSTS;

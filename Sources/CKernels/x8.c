@@ -515,12 +515,12 @@ RA_AVX2_INLINE void q6x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, 
         for (int h = 0; h < 2; h++) {
             RA_UNROLL
             for (int a = 0; a < 2; a++) {   // quartets 4a .. 4a + 3 of each 32-element vector: sub-blocks 8h + 2c + a
+                x8_prefetch_step(pi, RA_Q6_K_X8_GROUP_BYTES, pf, 2 * h + a, 4);
                 RA_UNROLL
                 for (int e0 = 4 * a; e0 < 4 * a + 4; e0 += 2) {
                     __m256i t[4];
                     RA_UNROLL
                     for (int e = e0; e < e0 + 2; e++) {
-                        x8_prefetch_step(pi, RA_Q6_K_X8_GROUP_BYTES, pf, 8 * h + e, 16);
                         const uint8_t *v = pi + Q6X8_QUANTS(h, e);
                         __m256i q[4];
                         q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
@@ -578,10 +578,10 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
         for (int h = 0; h < 2; h++) {
             RA_UNROLL
             for (int a = 0; a < 2; a++) {   // quartets 4a .. 4a + 3 of each 32-element run c: sub-block 8h + 2c + a
+                x8_prefetch_step(pi, gb, pf, 2 * h + a, 4);
                 __m256i t[4];
                 RA_UNROLL
                 for (int e = 4 * a; e < 4 * a + 4; e++) {
-                    x8_prefetch_step(pi, gb, pf, 8 * h + e, 16);
                     __m256i q[4];
                     const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e)));
                     if (three) q3x8_quants_v(v, _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)), h, q);
@@ -651,13 +651,11 @@ RA_AVX2_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
         __m256i isum = _mm256_setzero_si256();
         RA_UNROLL
         for (int j = 0; j < 8; j++) {
+            x8_prefetch_step(pi, RA_IQ4_XS_X8_GROUP_BYTES, pf, j, 8);
             const __m256i sb = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_SC + 8 * (j & ~1))));
             const __m256i sc = _mm256_srai_epi16(_mm256_shuffle_epi8(sb, j & 1 ? pick1 : pick0), 8);
             RA_UNROLL
-            for (int e = 0; e < 4; e++) {
-                x8_prefetch_step(pi, RA_IQ4_XS_X8_GROUP_BYTES, pf, 4 * j + e, 32);
-                isum = _mm256_add_epi32(isum, iq4x8_quartet(pi + IQ4X8_QS(j, e), y + 32 * j + 4 * e, ya + 32 * j + 4 * e, lut, sc));
-            }
+            for (int e = 0; e < 4; e++) isum = _mm256_add_epi32(isum, iq4x8_quartet(pi + IQ4X8_QS(j, e), y + 32 * j + 4 * e, ya + 32 * j + 4 * e, lut, sc));
         }
         const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + IQ4X8_D)));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(b[i].d)), acc);

@@ -382,8 +382,9 @@ RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
 #endif
 }
 
-// Step k of a super-block's `positions` steps of work (its quartet loads in order) through its gb bytes at p: at each
-// quarter of the work, that quarter of the block's lines prefetched pf bytes ahead (x8_prefetch). On the Zen 1 EPYC
+// Step k of a super-block's `positions` steps of work (a loop's iterations in order) through its gb bytes at p: at each
+// quarter of the work, that quarter of the block's lines prefetched pf bytes ahead (x8_prefetch). Called from the
+// loop whose iterations give the best code where pf is 0 too (x8_ab.sh in L2, engine-notes "Stop 40"). On the Zen 1 EPYC
 // four such bursts a super-block decode faster than the whole block's 11-27 lines prefetched at its start, which seems
 // to stall on the core's outstanding misses (Qwen3-0.6B-shaped files, tg64, 2 threads, bench/engine/ab.sh, medians of
 // 7: Q4_K_M 1.26-1.40x, Q5_K_M 1.32x, Q3_K_M and Q2_K 1.17x, IQ4_XS 1.00x, Gemma 3 270M 1.04x); one line a step gave

@@ -242,6 +242,17 @@ RA_AVX2_INLINE void k16_low_quants_v(__m256i v, __m256i hm, const int h, const i
     }
 }
 
+// Runs c = 0..3 of 8 repacked Q2_K rows from a qs vector v (K16X8_QS): runs 0 and 2 as unsigned bytes 0..3, runs
+// 1 and 3 as 4 times theirs (0..12, their field masked in place), five operations against k16_low_quants_v's seven.
+// The caller takes the factor 4 off runs 1 and 3 once their sums are int32 (k16x8_group, x8.c).
+RA_AVX2_INLINE void q2x8_quants_v(__m256i v, __m256i q[4]) {
+    const __m256i m03 = _mm256_set1_epi8(3), m0c = _mm256_set1_epi8(12), v4 = _mm256_srli_epi16(v, 4);
+    q[0] = _mm256_and_si256(v, m03);
+    q[1] = _mm256_and_si256(v, m0c);
+    q[2] = _mm256_and_si256(v4, m03);
+    q[3] = _mm256_and_si256(v4, m0c);
+}
+
 // Runs c = 0..3 of half h of 8 repacked Q3_K rows as unsigned bytes 0..7 from a qs vector v (K16X8_QS) and the group's
 // hmask vector hm in Q3X8_HM's bit order: y = fields 0 and 2 with their third bits at bits 2 and 6, z = fields 1 and 3
 // the same, then each nibble. 14-15 operations against k16_low_quants_v's 18-19 on the file's order (x8_ab.sh 11 1024

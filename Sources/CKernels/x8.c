@@ -561,7 +561,9 @@ RA_AVX2 static void ra_avx2_rows_q6_k_x8(int64_t n, const void *w, int64_t group
 // · activation over the unsigned quants (Q3_K 0..7, Q2_K 0..3), Q3_K's offset 4 taken off as 4 · Σ_j sc_j · bsums_j, Q2_K's
 // M = Σ_j min_j · bsums_j; then acc = fma(I, d · d_x, acc) (Q2_K: acc = fnmadd(M, dmin · d_x, acc)). Per 16 elements of
 // a sub-block the 4 quartets of 8 rows are one vpmaddubsw each against the activation's 4 bytes broadcast, added in int16
-// (at most 4 · 2 · 7 · 127 = 7112) before one vpmaddwd with the sub-block's scales of the 8 rows.
+// (at most 4 · 2 · 7 · 127 = 7112) before one vpmaddwd with the sub-block's scales of the 8 rows. Q2_K's runs 1 and 3 stay
+// 4 times their quants (q2x8_quants_v: two operations fewer a vector; at most 4 · 2 · 12 · 127 = 12192 in int16), their
+// int32 sums apart in isum4, which holds 4 times an integer and is shifted back exactly once per super-block.
 RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int three, const int64_t pf) {
     const int64_t gb = three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
     const int osc = three ? Q3X8_SC : Q2X8_SC;
@@ -574,7 +576,7 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * gb;
         const int8_t *y = b[i].qs;
-        __m256i isum = _mm256_setzero_si256();
+        __m256i isum = _mm256_setzero_si256(), isum4 = _mm256_setzero_si256();
         RA_UNROLL
         for (int h = 0; h < 2; h++) {
             RA_UNROLL
@@ -586,7 +588,7 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
                     __m256i q[4];
                     const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e)));
                     if (three) q3x8_quants_v(v, _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)), h, q);
-                    else k16_low_quants_v(v, _mm256_setzero_si256(), h, 0, q);
+                    else q2x8_quants_v(v, q);
                     RA_UNROLL
                     for (int c = 0; c < 4; c++) {
                         const __m256i s = _mm256_maddubs_epi16(q[c], bcast4(y + 128 * h + 32 * c + 4 * e));
@@ -598,7 +600,8 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
                     const __m256i sb = _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(pi + osc + 8 * (8 * h + 2 * c)))),
                                                            a ? pick1 : pick0);
                     const __m256i sc = three ? _mm256_srai_epi16(sb, 8) : _mm256_and_si256(sb, low4);
-                    isum = _mm256_add_epi32(isum, _mm256_madd_epi16(t[c], sc));
+                    if (!three && (c & 1)) isum4 = _mm256_add_epi32(isum4, _mm256_madd_epi16(t[c], sc));
+                    else isum = _mm256_add_epi32(isum, _mm256_madd_epi16(t[c], sc));
                 }
             }
         }
@@ -610,6 +613,7 @@ RA_AVX2_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b,
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(isum, _mm256_slli_epi32(corr, 2))), _mm256_mul_ps(d, dy), acc);
         } else {
             const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(pi + Q2X8_DMIN)));
+            isum = _mm256_add_epi32(isum, _mm256_srai_epi32(isum4, 2));
             acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, dy), acc);
             acc = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(corr), _mm256_mul_ps(dmin, dy), acc);
         }

@@ -10,8 +10,14 @@
 
 // K and V rows (hd halves, kv_stride apart) are read in order. The hardware prefetcher stops at every 4 KiB page (and
 // in the position-major layout each row of a head is in a page of its own), so the kernels prefetch the whole row
-// RA_ATTN_PREFETCH_ROWS positions ahead (4 KiB for head_dim 128 in the engine's head-major cache).
+// ra_attn_prefetch_rows(hd) positions ahead: at least RA_ATTN_PREFETCH_ROWS, and at least 4 KiB of rows in the
+// engine's head-major cache (16 rows for head_dim 128 and 256, 32 for 64).
 #define RA_ATTN_PREFETCH_ROWS 16
+
+static inline int64_t ra_attn_prefetch_rows(int64_t hd) {
+    const int64_t rows = hd > 0 ? 4096 / (hd * 2) : RA_ATTN_PREFETCH_ROWS;
+    return rows > RA_ATTN_PREFETCH_ROWS ? rows : RA_ATTN_PREFETCH_ROWS;
+}
 
 static inline __attribute__((always_inline)) void ra_attn_prefetch_row(const uint16_t *row, int64_t hd) {
     for (int64_t i = 0; i < hd; i += 32) _mm_prefetch((const char *)(row + i), _MM_HINT_T0);
@@ -40,15 +46,16 @@ static inline __m256 ra_hsum256x8(const __m256 v[8]) {
 }
 
 // scores[h * ss + j + r] = scale × the horizontal sum of acc[r][h] for G heads and R positions, each sum in
-// ra_hsum256's order: 8 at once for 4 heads × 2 positions or 2 × 4 (the kernels' main runs), else one by one.
+// ra_hsum256's order: 8 at once for 4 heads × 2 positions, 2 × 4 or 3 × 2 (the kernels' main runs), else one by one.
 __attribute__((target("avx2")))
 static inline __attribute__((always_inline)) void ra_attn_store_scores(__m256 acc[4][4], float scale, float *scores,
                                                                       int64_t ss, int64_t j, const int G, const int R) {
-    if (G * R == 8 && R > 1) {
-        // The 8 sums at once, lane h * R + r = (row r, head h), each in ra_hsum256's order.
+    if ((G * R == 8 || G * R == 6) && R > 1) {
+        // The 8 (or 6) sums at once, lane h * R + r = (row r, head h), each in ra_hsum256's order.
         __m256 v[8];
         for (int h = 0; h < G; h++)
             for (int r = 0; r < R; r++) v[h * R + r] = acc[r][h];
+        for (int l = G * R; l < 8; l++) v[l] = _mm256_setzero_ps();
         const __m256 sums = _mm256_mul_ps(ra_hsum256x8(v), _mm256_set1_ps(scale));
         if (R == 2) {
             for (int h = 0; h < G; h++) {

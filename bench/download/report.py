@@ -164,6 +164,19 @@ if (s, "ours") in rows and (s, "curl") in rows:
     w("")
     w(f"- throughput, ours (hashing) / `curl -o` (not hashing), one connection at a wire's speed: **{rw:.2f}×** "
       f"(target ≥ 0.99×, issue #19 item 6) — {ok(rw >= 0.99)}")
+    inproc = [r["info"]["seconds"] for r in rows[(s, "ours")] if "seconds" in r["info"]]
+    if inproc:
+        ip = statistics.median(inproc)
+        w(f"- the download inside our process (from the call to the verified file, what an app waits for; the "
+          f"`seconds` of download-bench's JSON): median {ip:.2f} s, so `curl -o`'s wall / ours in the process = "
+          f"**{med(s, 'curl', 'wall') / ip:.2f}×**; ours' wall less that: {1000 * (med(s, 'ours', 'wall') - ip):.0f} ms "
+          f"of starting and ending the process (each run: "
+          + ", ".join(f"{1000 * (r['wall'] - r['info']['seconds']):.0f}" for r in rows[(s, "ours")] if "seconds" in r["info"])
+          + " ms)")
+    if ("start", "ours") in rows and ("start", "curl") in rows:
+        w(f"- a 1 KiB file from the plain server, the whole process (what starting costs; GNU time's wall, in 10 ms steps): ours "
+          f"{1000 * med('start', 'ours', 'wall'):.0f} ms, `curl -o` {1000 * med('start', 'curl', 'wall'):.0f} ms "
+          f"(each run: ours {walls('start', 'ours')}, curl {walls('start', 'curl')} s)")
     w("")
 
 # Capped.

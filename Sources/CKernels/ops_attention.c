@@ -30,9 +30,17 @@
 
 static int64_t ra_attn_chunks(int64_t n) { return n <= 0 ? 1 : (n + RA_ATTN_CHUNK - 1) / RA_ATTN_CHUNK; }
 
+/// Tokens of one prompt work item for a group size: their query rows (tokens × group) share each K/V row read, in
+/// passes of up to 4 rows. Up to 8 rows; a group of 3 takes 4 tokens, 12 rows in three full passes, where 2 tokens
+/// (6 rows: a pass of 4 and one of 2) read the cache 4/3 times as often.
+static int64_t ra_attn_block(int64_t group) {
+    if (group == 3) return 4;
+    return group >= 8 ? 1 : 8 / group;
+}
+
 int64_t ra_attention_scratch_floats(int nth, int64_t n_ctx, int64_t head_dim, int64_t n_head) {
     if (nth < 1) nth = 1;
-    const int64_t rows = n_head > 8 ? n_head : 8;     // query rows of one work item: at most max(8, group)
+    const int64_t rows = n_head > 12 ? n_head : 12;   // query rows of one work item: at most max(12, group)
     // Per thread: scores, q and output of one item. A split decode uses the same room for the scores of every
     // head (shared) and q per thread, plus per chunk and head a max and a sum (doubles) and a partial output.
     return (int64_t)nth * (rows * (n_ctx + 2 * head_dim) + 64) + n_head * ra_attn_chunks(n_ctx) * (head_dim + 4) + 64;
@@ -181,7 +189,7 @@ typedef struct {
 } ra_attn_ctx;
 
 /// One work item = a block of up to `block` consecutive tokens and one kv head: the block's tokens × the query
-/// heads of the group form R query rows that share every K/V row read (R <= 8 when the group is <= 8).
+/// heads of the group form R query rows that share every K/V row read (R = block × group: ra_attn_block).
 static void ra_attn_task(void *arg, int64_t lo, int64_t hi, int ith) {
     const ra_attn_ctx *c = (const ra_attn_ctx *)arg;
     const ra_attention_params *p = c->p;
@@ -350,7 +358,7 @@ void ra_attention(ra_pool *pool, const ra_attention_params *p) {
     c.p = p;
     c.simd = simd;
     c.group = p->n_head / p->n_head_kv;
-    c.block = c.group >= 8 ? 1 : 8 / c.group;
+    c.block = ra_attn_block(c.group);
     const int64_t n_ctx = p->pos0 + p->n_tokens;
     c.stride = c.block * c.group * (n_ctx + 2 * p->head_dim) + 64;
     // Small problems are not worth waking the pool.

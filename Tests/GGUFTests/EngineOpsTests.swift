@@ -13,28 +13,39 @@ struct EngineOpsTests {
 
     @Test("attention over an F16 cache matches a direct computation (GQA, causal, several tokens, sliding window)",
           arguments: [(8, 1, 4, 0), (12, 2, 2, 0), (128, 2, 1, 0), (64, 7, 1, 0), (32, 3, 2, 0),
-                      (32, 4, 1, 3), (8, 1, 4, 1), (16, 2, 2, 6), (32, 3, 2, 20)])
+                      (32, 4, 1, 3), (8, 1, 4, 1), (16, 2, 2, 6), (32, 3, 2, 20),
+                      (256, 3, 2, 0)])   // a group of 3: 4 tokens = 12 query rows a work item, at the widest rows
     func attention(headDim: Int, group: Int, kvHeads: Int, window: Int) throws {
         let heads = group * kvHeads, pos0 = 5, tokens = 4, nCtx = pos0 + tokens
         let kvDim = kvHeads * headDim, qDim = heads * headDim
         let q = randoms(tokens * qDim, seed: 1)
         let kf = randoms(nCtx * kvDim, seed: 2), vf = randoms(nCtx * kvDim, seed: 3)
         let k = kf.map { ra_ops_f32_to_f16($0) }, v = vf.map { ra_ops_f32_to_f16($0) }
-        var out = [Float](repeating: .nan, count: tokens * qDim)
-        let pool = try #require(ra_pool_create(2))
-        defer { ra_pool_destroy(pool) }
-        var scratch = [Float](repeating: 0, count: Int(ra_attention_scratch_floats(2, Int64(nCtx), Int64(headDim), Int64(heads))))
         let scale = 1 / Float(headDim).squareRoot()
-        q.withUnsafeBufferPointer { qp in k.withUnsafeBufferPointer { kp in v.withUnsafeBufferPointer { vp in
-            out.withUnsafeMutableBufferPointer { op in scratch.withUnsafeMutableBufferPointer { sp in
-                var p = ra_attention_params(q: qp.baseAddress, q_stride: Int64(qDim), k: kp.baseAddress, v: vp.baseAddress,
-                                            kv_stride: Int64(kvDim), out: op.baseAddress, out_stride: Int64(qDim),
-                                            n_tokens: Int64(tokens), pos0: Int64(pos0), window: Int64(window), n_head: Int64(heads),
-                                            n_head_kv: Int64(kvHeads), head_dim: Int64(headDim), scale: scale,
-                                            scratch: sp.baseAddress, kv_head_stride: 0)
-                ra_attention(pool, &p)
-            } }
-        } } }
+        // On 1 and 2 threads: the scratch ra_attention_scratch_floats asks for, then a tail it must leave alone (a
+        // work item's query rows outgrowing the size it budgets would write there; on 1 thread deterministically).
+        func attend(threads: Int32) throws -> [Float] {
+            var out = [Float](repeating: .nan, count: tokens * qDim)
+            let pool = try #require(ra_pool_create(threads))
+            defer { ra_pool_destroy(pool) }
+            let need = Int(ra_attention_scratch_floats(threads, Int64(nCtx), Int64(headDim), Int64(heads))), tail = 4096
+            var scratch = [Float](repeating: 0, count: need + tail)
+            for i in need..<(need + tail) { scratch[i] = 1234.5 }
+            q.withUnsafeBufferPointer { qp in k.withUnsafeBufferPointer { kp in v.withUnsafeBufferPointer { vp in
+                out.withUnsafeMutableBufferPointer { op in scratch.withUnsafeMutableBufferPointer { sp in
+                    var p = ra_attention_params(q: qp.baseAddress, q_stride: Int64(qDim), k: kp.baseAddress, v: vp.baseAddress,
+                                                kv_stride: Int64(kvDim), out: op.baseAddress, out_stride: Int64(qDim),
+                                                n_tokens: Int64(tokens), pos0: Int64(pos0), window: Int64(window), n_head: Int64(heads),
+                                                n_head_kv: Int64(kvHeads), head_dim: Int64(headDim), scale: scale,
+                                                scratch: sp.baseAddress, kv_head_stride: 0)
+                    ra_attention(pool, &p)
+                } }
+            } } }
+            #expect(scratch[need...].allSatisfy { $0 == 1234.5 }, "\(threads) threads: ra_attention wrote past the scratch it asked for")
+            return out
+        }
+        let out = try attend(threads: 1)
+        #expect(try attend(threads: 2) == out, "2 threads give other bits than 1")
         var worst = 0.0
         for t in 0..<tokens {
             for h in 0..<heads {

@@ -46,10 +46,10 @@ struct GGUFMemoryEstimateTests {
         #expect(e.kvCacheBytes == 3 * 2 * (32 + 32) * 1000 * 2)
         // Per token: hidden/residual/normed 3×64, q and attention output 2×128, k and v 2×(2×32),
         // gate and up 2×96, quantized activations ≤ the widest row (128), RoPE angles 2×32; per thread (8 assumed) the
-        // attention rows max(8, 4) × (1000 + 2×32) + 64; decode's split: per head and chunk of 256 positions
+        // attention rows max(12, 4) × (1000 + 2×32) + 64; decode's split: per head and chunk of 256 positions
         // (4 of 1000) 32 + 4, + 64; one row of logits (300).
         let perToken = 3 * 64 + 2 * 128 + 2 * 64 + 2 * 96 + 128 + 2 * 32
-        let attention = 8 * (8 * (1000 + 64) + 64) + 4 * 4 * (32 + 4) + 64
+        let attention = 8 * (12 * (1000 + 64) + 64) + 4 * 4 * (32 + 4) + 64
         #expect(e.scratchBytes == (perToken * 8 + attention + 300) * 4)
         #expect(e.totalBytes == e.weightsBytes + e.kvCacheBytes + e.scratchBytes)
         let f32 = GGUFMemoryEstimate(description: d, weightsBytes: 0, contextLength: 1000, batchSize: 8, kvBytesPerElement: 4)

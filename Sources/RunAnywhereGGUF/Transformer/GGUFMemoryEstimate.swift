@@ -45,7 +45,8 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
     /// state, residual and normed copies, q and the attention output, k and v, the feed-forward gate and
     /// up projections, the quantized activations (at most 4 bytes per element of the widest row) and RoPE's cos/sin
     /// for the global and the sliding-window bases (at most head dim floats each);
-    /// per thread the attention rows over the context (`max(8, heads) × (context + 2 × head dim)` floats), plus
+    /// per thread the attention rows over the context (`max(12, heads) × (context + 2 × head dim)` floats, as
+    /// `ra_attention_scratch_floats` asks for), plus
     /// what decode's split over the cache keeps per chunk of 256 positions and head (`head dim + 4` floats);
     /// and one row of logits (`vocabSize × 4`, the last position's). Saturates at `Int.max`.
     public static func scratchBytes(description d: GGUFModelDescription, contextLength: Int, batchSize: Int,
@@ -61,7 +62,7 @@ public struct GGUFMemoryEstimate: Sendable, Hashable, Codable {
             widest,                             // quantized activations (upper bound)
             product([2, d.keyLength]),          // RoPE angles of the two bases (upper bound: rope dims <= head dim)
         ])
-        let attentionRows = max(8, d.headCount)
+        let attentionRows = max(12, d.headCount)
         let attention = product([max(threads, 1), sum([product([attentionRows, sum([contextLength, product([2, d.keyLength])])]), 64])])
         let chunks = contextLength / 256 + (contextLength % 256 == 0 ? 0 : 1)
         let split = sum([product([d.headCount, max(chunks, 1), sum([d.keyLength, 4])]), 64])

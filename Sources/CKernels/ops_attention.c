@@ -31,8 +31,9 @@
 static int64_t ra_attn_chunks(int64_t n) { return n <= 0 ? 1 : (n + RA_ATTN_CHUNK - 1) / RA_ATTN_CHUNK; }
 
 /// Tokens of one prompt work item for a group size: their query rows (tokens × group) share each K/V row read, in
-/// passes of up to 4 rows. Up to 8 rows; a group of 3 takes 4 tokens, 12 rows in three full passes, where 2 tokens
-/// (6 rows: a pass of 4 and one of 2) read the cache 4/3 times as often.
+/// passes of up to 4 rows. At most 8 rows, or the group when it is larger, except a group of 3: 4 tokens, 12 rows in
+/// three full passes, where 2 tokens (6 rows: a pass of 4 and one of 2) read the cache 4/3 times as often. The
+/// scratch per thread (ra_attention_scratch_floats) is sized for max(12, heads) rows, which covers every case.
 static int64_t ra_attn_block(int64_t group) {
     if (group == 3) return 4;
     return group >= 8 ? 1 : 8 / group;

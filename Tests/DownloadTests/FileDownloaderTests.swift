@@ -2,6 +2,7 @@ import Foundation
 import RunAnywhere
 @testable import RunAnywhereCore
 import RunAnywhereTestSupport
+import Synchronization
 import Testing
 
 /// A loopback server, a temp folder and a file to fetch.
@@ -324,4 +325,50 @@ struct FileDownloaderTests {
         _ = try await FileDownloader(policy: fastPolicy()).download(f.request(sha: f.sha))
         #expect(fileBytes(f.destination) == f.body)
     }
+
+    @Test("with 1 MiB write buffers, some written by the hashing thread, a dropped connection resumes where it stopped")
+    func resumeAfterDropWithHandedOffBuffers() async throws {
+        // The default checkpoint (2 MiB) and so 1 MiB buffers: the first full buffer finds the hashing thread idle
+        // and is written there. The drop comes 0.77 MiB past the last periodic checkpoint (4 MiB): the journal
+        // reaches the drop only if the attempt's last checkpoint counts the buffer being gathered then (written on
+        // this thread, or waited for when the hashing thread took it).
+        let f = try DownloadFixture(size: 7 << 20) { $0.plan = [.dropAfter(bytes: 5_000_000)] }
+        defer { f.cleanUp() }
+        var policy = fastPolicy()
+        policy.checkpointBytes = 2 << 20
+        let result = try await FileDownloader(policy: policy).download(f.request(sha: f.sha))
+        #expect(fileBytes(f.destination) == f.body)
+        #expect(result.retries == 1)
+        #expect(result.resumedFrom == 5_000_000)
+        #expect(f.rangesRequested == [nil, "bytes=5000000-"])
+    }
+
+    @Test("one connection checkpoints no more often than the policy's interval, however many bytes pass")
+    func checkpointInterval() async throws {
+        // 400 kB/s: 600 kB take 1.5 s, nine checkpoints' worth of bytes at 64 KiB.
+        for (interval, expectCheckpoint) in [(60.0, false), (0.1, true)] {
+            let f = try DownloadFixture(size: 1_000_000) { $0.bandwidthBytesPerSecond = 400_000 }
+            defer { f.cleanUp() }
+            var policy = fastPolicy()
+            policy.checkpointInterval = interval
+            let request = f.request(sha: f.sha)
+            let seen = JournalProbe()
+            _ = try await FileDownloader(policy: policy).download(request) { p in
+                if p.bytesDone >= 600_000 { seen.record(DownloadJournal.load(from: request.journalURL)?.bytesWritten) }
+            }
+            let recorded = try #require(seen.first)
+            // The journal written when the response began says 0 bytes; a checkpoint since says more.
+            #expect((recorded > 0) == expectCheckpoint, "interval \(interval) s: the journal said \(recorded) bytes")
+        }
+    }
+}
+
+/// The first journal figure seen from a progress callback.
+private final class JournalProbe: Sendable {
+    private let value = Mutex<Int64?>(nil)
+    func record(_ bytes: Int64?) {
+        guard let bytes else { return }
+        value.withLock { if $0 == nil { $0 = bytes } }
+    }
+    var first: Int64? { value.withLock { $0 } }
 }

@@ -85,7 +85,7 @@ w("  this VM's disk (~65 MB/s with fdatasync), which would bound every tool alik
 w("  is written to that tmpfs and deleted (untimed): memory this VM has not used for a while is ~7x slower to write the first")
 w("  time (the host backs it again), which the first tool after a pause paid (download-notes.md, \"Stop 35\").")
 w("- ours = `download-bench` (bench/download/Sources): the SDK's `FileDownloader` with the default `DownloadPolicy`,")
-w("  which hashes (SHA-256) every byte, flushes and journals every 2 MiB, and verifies against `--sha256`;")
+w("  which hashes (SHA-256) every byte, flushes and journals every 2 MiB (one connection: at most every 25 ms), and verifies against `--sha256`;")
 w("  `--connections 1` forces one connection. CPU = user + system time of the process (and its children);")
 w("  RSS = peak resident set of the whole process (GNU time `%M`).")
 w("- where the CPU goes (perf, per thread, ours against curl) and what bounds the wall time on a loaded machine:")

@@ -55,9 +55,7 @@ struct DownloadAttempt {
         tracker.update(bytesDone: offset, bytesTotal: journal?.totalBytes ?? request.expectedSize)
 
         // The bytes already there are hashed on the hashing thread while the rest arrives.
-        let sink = PartialFileSink(attempt: self, fd: fd, offset: offset, journal: journal,
-                                   hasher: try PartialFileSink.makeHasher(fd: fd, path: partial.path, policy: policy))
-        sink.hasher.advance(to: offset)
+        let sink = try PartialFileSink(attempt: self, fd: fd, offset: offset, journal: journal)
         defer { sink.hasher.stop() }
         let transfer = HTTPRequest(url: request.url, headers: request.headers, authorization: request.authorization,
                                    rangeStart: offset > 0 ? offset : nil, ifRange: journal?.resumeValidator)
@@ -65,14 +63,14 @@ struct DownloadAttempt {
             _ = try CurlTransfer.perform(transfer, options: policy.transfer, sink: sink, cancellation: cancellation)
             try sink.flushPending()
         } catch {
-            try? sink.flushPending()
+            try? sink.flushPending(handOff: false)
             sink.checkpoint()
             throw error
         }
-        tracker.update(bytesDone: sink.written, bytesTotal: sink.total)
+        tracker.update(bytesDone: sink.received, bytesTotal: sink.total)
         if sink.goesSegmented, var j = sink.journal, let total = sink.total, let validator = j.resumeValidator {
             // The server accepts ranges and most of a large file is missing: fetch the rest over several connections.
-            j.segments = SegmentedDownload.layout(total: total, prefix: sink.written, policy: policy)
+            j.segments = SegmentedDownload.layout(total: total, prefix: sink.received, policy: policy)
             return try runSegmented(fd: fd, journal: j, validator: validator, hasher: sink.hasher,
                                     servedFrom: sink.servedFrom)
         }
@@ -117,17 +115,24 @@ struct DownloadAttempt {
     private func finish(_ sink: PartialFileSink, fd: Int32) throws -> FileDownloadResult {
         if sink.gotRangeNotSatisfiable {
             // 416: fine only if we already hold the whole file of the same version.
-            guard let total = sink.total, sink.written == total, sink.journal != nil else {
+            guard let total = sink.total, sink.received == total, sink.journal != nil else {
                 discard()
                 throw RestartDownload(reason: "the server could not serve the rest of \(name) (HTTP 416) and the partial bytes were dropped.")
             }
         }
-        if let total = sink.total, sink.written != total {
+        if let total = sink.total, sink.received != total {
             sink.checkpoint()
-            throw TransferError.transient(reason: "\(request.url.absoluteString) ended after \(sink.written) of \(total) bytes.", retryAfter: nil)
+            throw TransferError.transient(reason: "\(request.url.absoluteString) ended after \(sink.received) of \(total) bytes.", retryAfter: nil)
         }
-        let digest = try sink.hasher.finish(total: sink.written, cancellation: cancellation)
-        return try verifyAndInstall(fd: fd, size: sink.written, digest: digest, expectedSHA256: sink.expectedSHA256,
+        let digest: String
+        do {
+            digest = try sink.hasher.finish(total: sink.received, cancellation: cancellation)
+        } catch {
+            // The hashing thread failed to write a buffer it took (disk full): keep what is written resumable.
+            if sink.hasher.writeError != nil { sink.checkpoint() }
+            throw error
+        }
+        return try verifyAndInstall(fd: fd, size: sink.received, digest: digest, expectedSHA256: sink.expectedSHA256,
                                     resumedFrom: sink.startOffset)
     }
 
@@ -207,12 +212,16 @@ struct DownloadAttempt {
         }
     }
 
+    /// The most one `pwrite` writes: a write holds the file's lock throughout, and another thread writing the same
+    /// file (the hashing thread, some buffers) waits for it, spinning.
+    static let writePieceBytes = 256 << 10
+
     /// Writes all of `body` at `offset` of the partial, counting in `done` what landed (also when it throws).
     /// Disk full becomes `.insufficientStorage`.
     func write(_ body: UnsafeRawBufferPointer, to fd: Int32, at offset: Int64, total: Int64?, done: inout Int) throws {
         while done < body.count {
             guard let base = body.baseAddress else { return }
-            let n = pwrite(fd, base + done, body.count - done, off_t(offset + Int64(done)))
+            let n = pwrite(fd, base + done, min(body.count - done, Self.writePieceBytes), off_t(offset + Int64(done)))
             if n < 0 {
                 if errno == EINTR { continue }
                 if errno == ENOSPC || errno == EDQUOT {
@@ -232,15 +241,41 @@ struct DownloadAttempt {
     }
 }
 
+/// The partial file one response is written into, by the receiving thread and by the hashing thread (the buffers
+/// it takes unwritten, ``PrefixHasher/offer(_:count:at:)``): its descriptor, and the size expected for disk-full errors.
+final class PartialFileWriter {
+    let attempt: DownloadAttempt
+    let fd: Int32
+    /// The file's size, when known: set from a response's head before its body arrives.
+    var total: Int64?
+
+    init(attempt: DownloadAttempt, fd: Int32, total: Int64?) {
+        self.attempt = attempt
+        self.fd = fd
+        self.total = total
+    }
+
+    /// Writes all of `chunk` at `offset`, counting in `done` what landed (also when it throws).
+    func write(_ chunk: UnsafeRawBufferPointer, at offset: Int64, done: inout Int) throws {
+        try attempt.write(chunk, to: fd, at: offset, total: total, done: &done)
+    }
+}
+
 /// Receives the response of one attempt into the partial file.
 final class PartialFileSink: TransferSink {
     let attempt: DownloadAttempt
     let fd: Int32
     var journal: DownloadJournal?
-    /// Hashes the partial from 0 as bytes are written (on its own thread).
+    /// Hashes the partial from 0 as bytes are written (on its own thread), and writes some of the buffers.
     var hasher: PrefixHasher
-    var written: Int64
-    var total: Int64?
+    /// Body bytes handed on: written by this thread, or taken by the hashing thread to write. What is certainly on
+    /// disk is ``onDisk``.
+    var received: Int64
+    var total: Int64? {
+        get { file.total }
+        set { file.total = newValue }
+    }
+    private let file: PartialFileWriter
     var expectedSHA256: String?
     var gotRangeNotSatisfiable = false
     /// Set when the response's head shows a large file from a server accepting ranges: its body is not read.
@@ -250,6 +285,8 @@ final class PartialFileSink: TransferSink {
     /// The URL that answered, when redirects led away from the requested one.
     var servedFrom: URL?
     private var flushedAt: Int64
+    /// When the last checkpoint was taken (``monotonicSeconds()``).
+    private var checkpointedAt = monotonicSeconds()
     private var request: FileDownloadRequest { attempt.request }
     private let journalFile: FileSystem.FilePath
     /// Body bytes received but not yet written (never more than a checkpoint interval), gathered in the hasher's
@@ -259,22 +296,28 @@ final class PartialFileSink: TransferSink {
     /// The size of each write (and of each buffer the hasher hashes from memory).
     static func writeBytes(_ policy: DownloadPolicy) -> Int { Int(max(1, min(1 << 20, policy.checkpointBytes))) }
 
-    /// A hasher for the partial with a pool of write buffers: four, so that writing runs up to 3 MiB ahead of hashing
-    /// before the hasher has to read bytes back.
-    static func makeHasher(fd: Int32, path: String, policy: DownloadPolicy) throws -> PrefixHasher {
-        try PrefixHasher(fd: fd, path: path, slots: 4, slotBytes: writeBytes(policy))
+    /// A hasher for the partial with a pool of write buffers: four, so that receiving runs up to 3 MiB ahead of
+    /// hashing before the hasher has to read bytes back. It writes the buffers it takes unwritten into `file`.
+    static func makeHasher(_ file: PartialFileWriter, policy: DownloadPolicy) throws -> PrefixHasher {
+        try PrefixHasher(fd: file.fd, path: file.attempt.request.partialURL.path, slots: 4, slotBytes: writeBytes(policy)) {
+            chunk, offset in
+            var done = 0
+            try file.write(chunk, at: offset, done: &done)
+        }
     }
 
-    init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?, hasher: PrefixHasher) {
+    /// Starts its hasher, which first hashes the `offset` bytes already in the file.
+    init(attempt: DownloadAttempt, fd: Int32, offset: Int64, journal: DownloadJournal?) throws {
         self.attempt = attempt
         self.fd = fd
         self.journal = journal
-        self.hasher = hasher
-        written = offset
+        file = PartialFileWriter(attempt: attempt, fd: fd, total: journal?.totalBytes ?? attempt.request.expectedSize)
+        hasher = try Self.makeHasher(file, policy: attempt.policy)
+        hasher.advance(to: offset)
+        received = offset
         flushedAt = offset
         startOffset = offset
         journalFile = FileSystem.FilePath(attempt.request.journalURL)
-        total = journal?.totalBytes ?? attempt.request.expectedSize
         // A checksum the server announced for these partial bytes still applies when the resume's answer
         // (a 416, or a 206 from a host that does not repeat the header) carries none.
         expectedSHA256 = attempt.request.expectedSHA256 ?? journal?.expectedSHA256
@@ -286,7 +329,7 @@ final class PartialFileSink: TransferSink {
         servedFrom = head.url == request.url ? nil : head.url
         switch head.status {
         case 206:
-            guard let range = head.contentRange, range.start == written else {
+            guard let range = head.contentRange, range.start == received else {
                 attempt.discard()
                 throw RestartDownload(reason: "the server answered a resume of \(name) with an unexpected range (\(head.header("content-range") ?? "none")).")
             }
@@ -294,17 +337,17 @@ final class PartialFileSink: TransferSink {
                 attempt.discard()
                 throw RestartDownload(reason: "\(name) changed on the server while resuming.")
             }
-            if let t = range.total { total = t } else if let length = head.contentLength { total = written + length }
+            if let t = range.total { total = t } else if let length = head.contentLength { total = received + length }
         case 200:
-            if written > 0 {
+            if received > 0 {
                 // The server ignored the range or the file changed (If-Range): start over.
                 hasher.stop()
                 guard ftruncate(fd, 0) == 0 else {
                     throw attempt.posixFailure("truncate", request.partialURL.path)
                 }
-                hasher = try Self.makeHasher(fd: fd, path: request.partialURL.path, policy: attempt.policy)
+                hasher = try Self.makeHasher(file, policy: attempt.policy)
                 pending = WriteCoalescer(capacity: Self.writeBytes(attempt.policy), handingTo: hasher)
-                written = 0
+                received = 0
                 flushedAt = 0
                 startOffset = 0
                 expectedSHA256 = request.expectedSHA256   // another version of the file: the old announcement is void
@@ -331,64 +374,90 @@ final class PartialFileSink: TransferSink {
             }
             expectedSHA256 = linked
         }
-        if let total { try attempt.checkDiskSpace(needed: total - written) }
+        if let total { try attempt.checkDiskSpace(needed: total - received) }
         journal = DownloadJournal(url: request.url.absoluteString, etag: head.etag, lastModified: head.lastModified,
-                                  totalBytes: total, bytesWritten: written, expectedSHA256: expectedSHA256)
+                                  totalBytes: total, bytesWritten: received, expectedSHA256: expectedSHA256)
         let policy = attempt.policy
-        if let total, head.resumeValidator != nil, policy.maxConnections > 1, total - written >= policy.minSegmentedBytes,
+        if let total, head.resumeValidator != nil, policy.maxConnections > 1, total - received >= policy.minSegmentedBytes,
            head.status == 206 || head.header("accept-ranges")?.lowercased().contains("bytes") == true {
             // End this response here: the caller fetches the rest in ranges.
             goesSegmented = true
             return false
         }
         try journal?.save(to: journalFile)
-        attempt.tracker.update(bytesDone: written, bytesTotal: total)
+        attempt.tracker.update(bytesDone: received, bytesTotal: total)
         return true
     }
 
     func receive(body: UnsafeRawBufferPointer) throws {
-        if let total, written + Int64(pending.count + body.count) > total {
+        if let failure = hasher.writeError { throw failure }
+        if let total, received + Int64(pending.count + body.count) > total {
             attempt.discard()
             throw TransferError.permanent(RunAnywhereError(.checksumMismatch,
                 "\(request.url.absoluteString) sent more than the \(total) bytes it announced. The bad bytes were deleted."))
         }
-        try pending.add(body, flush: store)
-        if written - flushedAt >= attempt.policy.checkpointBytes {
+        try pending.add(body, flush: store, unwritten: handOff)
+        if checkpointDue() {
             try attempt.checkPartialStillThere(fd)
             checkpoint()
         }
-        attempt.tracker.update(bytesDone: written + Int64(pending.count), bytesTotal: total)
+        attempt.tracker.update(bytesDone: received + Int64(pending.count), bytesTotal: total)
     }
 
-    /// Writes what is received but not yet written (at the end of a response, or before giving up on it).
-    func flushPending() throws {
-        try pending.drain(store)
+    /// Writes what is received but not yet written: at the end of a response, where it may go to the hashing
+    /// thread to write, or (`handOff` false) before giving up on the response, where it is written here so that
+    /// the checkpoint after it counts it.
+    func flushPending(handOff: Bool = true) throws {
+        try pending.drain(store, unwritten: handOff ? self.handOff : nil)
     }
 
-    /// Writes `chunk` at the end of what is written; returns where it went.
+    /// What of the file is certainly written: ``received``, less a buffer the hashing thread has yet to write.
+    var onDisk: Int64 { hasher.written(upTo: received) }
+
+    /// Writes `chunk` at the end of what is handed on; returns where it went.
     private func store(_ chunk: UnsafeRawBufferPointer) throws -> Int64 {
-        let at = written
+        let at = received
         var done = 0
         defer {
             // Also when the write failed part way (disk full): what did land counts.
-            written += Int64(done)
-            hasher.advance(to: written)
+            received += Int64(done)
+            hasher.advance(to: received)
         }
-        try attempt.write(chunk, to: fd, at: at, total: total, done: &done)
+        try file.write(chunk, at: at, done: &done)
         return at
     }
 
+    /// Gives a full buffer of the hasher's pool to the hashing thread to write, when it has time for it and no
+    /// checkpoint falls due right after it (which would wait for that write).
+    private func handOff(_ slot: PrefixHasher.Slot, count: Int) -> Bool {
+        guard !checkpointDue(after: Int64(count)), hasher.offer(slot, count: count, at: received) else { return false }
+        received += Int64(count)
+        return true
+    }
+
+    /// Whether a checkpoint is due once `extra` more bytes are handed on: ``DownloadPolicy/checkpointBytes`` since
+    /// the last one, and ``DownloadPolicy/checkpointInterval`` seconds.
+    private func checkpointDue(after extra: Int64 = 0) -> Bool {
+        received + extra - flushedAt >= attempt.policy.checkpointBytes
+            && monotonicSeconds() - checkpointedAt >= attempt.policy.checkpointInterval
+    }
+
     /// Flushes the bytes written so far and records them in the journal, so a later attempt resumes there.
-    /// Runs every ``DownloadPolicy/checkpointBytes`` (512 times per GB by default): paths are worked out once, and the
-    /// partial's presence is checked on the open descriptor.
+    /// Runs every ``DownloadPolicy/checkpointBytes``, at most every ``DownloadPolicy/checkpointInterval``: paths are
+    /// worked out once, and the partial's presence is checked on the open descriptor.
     func checkpoint() {
         guard var journal, partialStillNamed() else { return }
+        // A buffer the hashing thread took is written by now (handOff leaves the last one before a checkpoint
+        // to this thread, so this rarely waits), unless its write failed: then the journal stops before it.
+        hasher.waitForWrites()
+        let durable = onDisk
         guard fdatasync(fd) == 0 else { return }
-        journal.bytesWritten = written
+        journal.bytesWritten = durable
         journal.totalBytes = total
         if (try? journal.save(to: journalFile)) != nil {
             self.journal = journal
-            flushedAt = written
+            flushedAt = received
+            checkpointedAt = monotonicSeconds()
         }
     }
 }

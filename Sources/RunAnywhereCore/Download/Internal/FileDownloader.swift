@@ -88,6 +88,11 @@ package struct DownloadPolicy: Sendable {
     /// Flush to disk and update the journal after this many bytes (over all connections of a file), so a
     /// process killed mid-download fetches at most about this much again.
     package var checkpointBytes: Int64 = 2 * 1024 * 1024
+    /// A one-connection download checkpoints no more often than this (seconds): on a fast link a kill then costs
+    /// at most this long of transfer to fetch again (25 MB at 1 GB/s), and a checkpoint's flush and journal write
+    /// (on a real disk, a flush of the device's cache) come 40 times a second rather than 500. Slower than
+    /// ``checkpointBytes`` per interval (80 MB/s by default), the byte count decides.
+    package var checkpointInterval = 0.025
     /// Connections opened at most for one file. A file of at least ``minSegmentedBytes`` from a server that
     /// accepts ranges is fetched as ranges of about ``segmentBytes`` over several connections, which is what
     /// beats a server or CDN capping each connection. 1 = always one connection.

@@ -15,6 +15,11 @@ import Synchronization
 /// connections writing ranges, a resumed prefix, a stretch written while the pool was empty) are read back
 /// from the page cache through a small buffer.
 ///
+/// A hasher made with a `writer` also takes buffers *unwritten* (``offer(_:count:at:)``) while it has at most
+/// the one it is working on queued: it writes them itself, then hashes them. A one-connection download on a fast
+/// link keeps the receiving thread busier than this one (receiving, gathering and writing against hashing);
+/// writing the buffers this thread would otherwise wait for shares the work between the two cores.
+///
 /// `@unchecked Sendable`: besides its lock and atomics it holds only the pool's memory, and each slot belongs to
 /// one side at a time (the writer between ``borrow()`` and ``handOver(_:count:at:)``, the thread after).
 package final class PrefixHasher: @unchecked Sendable {
@@ -31,23 +36,37 @@ package final class PrefixHasher: @unchecked Sendable {
         var slot: Int
         var offset: Int64
         var count: Int
+        /// Handed over to be written by this thread (``offer(_:count:at:)``), and not yet written.
+        var unwritten = false
     }
+
+    /// Writes all of a buffer at an offset of the file (the download's own write, with its disk-full error).
+    package typealias Writer = (UnsafeRawBufferPointer, Int64) throws -> Void
 
     private struct State {
         var hashed: Int64 = 0
         var digest: String?
         var failure: RunAnywhereError?
+        /// Why a buffer handed over unwritten could not be written (the writer's error, e.g. disk full).
+        var writeFailure: (any Error)?
         var free: [Int] = []
         var handed: [Handed] = []
         /// Slots hashed from memory, and stretches read back from the file (for tests and the benchmark).
         var fromMemory = 0
         var readBack = 0
+        /// Buffers this thread wrote (taken with ``offer(_:count:at:)``).
+        var wroteHere = 0
     }
 
     private let fd: Int32
     private let path: String
     private let state: Mutex<State>
     private let available = Atomic<Int64>(0)
+    private let writer: Writer?
+    /// Set once a write of this thread failed; the error is `State.writeFailure`.
+    private let writeFailed = Atomic<Bool>(false)
+    /// Set when the thread has returned (done, stopped, or failed).
+    private let ended = Atomic<Bool>(false)
     /// What the thread has hashed, for writers deciding whether to wake it.
     private let progress = Atomic<Int64>(0)
     /// 0 running, 1 stop once caught up with `available`, 2 stop now.
@@ -65,16 +84,19 @@ package final class PrefixHasher: @unchecked Sendable {
     static let batch: Int64 = 2 << 20
 
     /// Starts hashing the file open as `fd` (`path` is for messages), with a pool of `slots` buffers of
-    /// `slotBytes` each for a writer to fill (none: every byte is read back).
-    package init(fd: Int32, path: String, slots: Int = 0, slotBytes: Int = 0) throws {
+    /// `slotBytes` each for a writer to fill (none: every byte is read back). With a `writer`, it also takes
+    /// filled buffers unwritten and writes them itself (``offer(_:count:at:)``).
+    package init(fd: Int32, path: String, slots: Int = 0, slotBytes: Int = 0, writer: Writer? = nil) throws {
         self.fd = fd
         self.path = path
+        self.writer = writer
         let slots = slotBytes > 0 ? max(0, slots) : 0
         self.slotBytes = slots > 0 ? slotBytes : 0
         pool = slots > 0 ? .allocate(byteCount: slots * slotBytes, alignment: 64) : nil
         state = Mutex(State(free: Array((0..<slots).reversed())))
         let thread = Thread { [self] in
             loop()
+            ended.store(true, ordering: .sequentiallyConsistent)
             exited.signal()
         }
         thread.name = "RunAnywhere.download.hash"
@@ -97,12 +119,51 @@ package final class PrefixHasher: @unchecked Sendable {
         advance(to: offset + Int64(count), handed: true)
     }
 
+    /// Takes the first `count` bytes of `slot`, which belong at `offset` of the file, *unwritten*, when this thread
+    /// has at most one buffer queued (the one it is working on, itself written): it writes them, then hashes them
+    /// from memory.
+    /// Returns false, leaving the slot with the caller (who writes it and calls ``handOver(_:count:at:)``), when
+    /// more is queued, when a write of this thread failed or when the hasher has no writer.
+    ///
+    /// Until it is written, the file before `offset + count` is not complete: ``written(upTo:)`` says how much is.
+    package func offer(_ slot: Slot, count: Int, at offset: Int64) -> Bool {
+        guard writer != nil, !writeFailed.load(ordering: .relaxed), mode.load(ordering: .relaxed) == 0 else { return false }
+        let taken = state.withLock { s in
+            guard s.handed.count <= 1, s.handed.first?.unwritten != true else { return false }
+            s.handed.append(Handed(slot: slot.index, offset: offset, count: count, unwritten: true))
+            return true
+        }
+        if taken, sleeping.load(ordering: .sequentiallyConsistent) { wake.signal() }
+        return taken
+    }
+
+    /// How much of the file's first `end` bytes is written for certain: `end`, or where the first buffer taken
+    /// with ``offer(_:count:at:)`` and not yet written starts. What a journal may record as on disk.
+    package func written(upTo end: Int64) -> Int64 {
+        state.withLock { s in min(end, s.handed.first(where: { $0.unwritten })?.offset ?? end) }
+    }
+
+    /// Waits until the buffers taken with ``offer(_:count:at:)`` are written, or a write failed, or the thread
+    /// stopped: a checkpoint then records all it can. Short: at most the buffer being hashed and one write.
+    package func waitForWrites() {
+        while !ended.load(ordering: .sequentiallyConsistent),
+              state.withLock({ s in s.writeFailure == nil && s.handed.contains { $0.unwritten } }) {
+            usleep(50)
+        }
+    }
+
+    /// The error of a write this thread failed (disk full, say), once one has: the download stops with it.
+    package var writeError: (any Error)? {
+        guard writeFailed.load(ordering: .relaxed) else { return nil }
+        return state.withLock { $0.writeFailure }
+    }
+
     /// Gives `slot` back unused (the writer failed to write it or stops).
     package func giveBack(_ slot: Slot) {
         state.withLock { $0.free.append(slot.index) }
     }
 
-    /// The first `bytes` of the file are written: hash up to there.
+    /// The first `bytes` of the file are written (or, within them, taken with ``offer(_:count:at:)``): hash up to there.
     package func advance(to bytes: Int64) {
         advance(to: bytes, handed: false)
     }
@@ -115,13 +176,14 @@ package final class PrefixHasher: @unchecked Sendable {
         }
     }
 
-    /// Slots hashed from memory and stretches read back from the file so far.
-    package var sources: (fromMemory: Int, readBack: Int) {
-        state.withLock { ($0.fromMemory, $0.readBack) }
+    /// Slots hashed from memory, stretches read back from the file, and slots this thread wrote, so far.
+    package var sources: (fromMemory: Int, readBack: Int, wroteHere: Int) {
+        state.withLock { ($0.fromMemory, $0.readBack, $0.wroteHere) }
     }
 
     /// Hashes up to `total`, stops the thread and returns the digest (hex).
-    /// - Throws: `.storageFailure` when the file could not be read back; `TransferError.cancelled`.
+    /// - Throws: the writer's error when a buffer taken unwritten could not be written; `.storageFailure` when
+    ///   the file could not be read back; `TransferError.cancelled`.
     package func finish(total: Int64, cancellation: CancellationFlag) throws -> String {
         advance(to: total)
         mode.store(1, ordering: .sequentiallyConsistent)
@@ -134,6 +196,7 @@ package final class PrefixHasher: @unchecked Sendable {
         }
         exited.signal()   // later calls to finish or stop return at once
         return try state.withLock { s in
+            if let failure = s.writeFailure { throw failure }
             if let failure = s.failure { throw failure }
             guard s.hashed == total, let digest = s.digest else {
                 throw RunAnywhereError(.storageFailure, "\(path) holds \(s.hashed) bytes, not the \(total) it should.")
@@ -198,6 +261,9 @@ package final class PrefixHasher: @unchecked Sendable {
                 sleeping.store(false, ordering: .sequentiallyConsistent)
                 continue
             case .release(let handed):
+                // Read back meanwhile (a buffer taken unwritten is never: the file before it is read back only
+                // up to its offset); written anyway if it was not, so the file holds what was received.
+                guard handed.unwritten ? write(handed, hashingWith: nil) : true else { return }
                 state.withLock { s in
                     s.handed.removeFirst()
                     s.free.append(handed.slot)
@@ -206,7 +272,11 @@ package final class PrefixHasher: @unchecked Sendable {
             case .memory(let handed):
                 guard let base = pool?.baseAddress else { return }
                 let start = base + handed.slot * slotBytes
-                hasher.update(UnsafeRawBufferPointer(start: start, count: handed.count))
+                if handed.unwritten {
+                    guard write(handed, hashingWith: hasher) else { return }
+                } else {
+                    hasher.update(UnsafeRawBufferPointer(start: start, count: handed.count))
+                }
                 hashed += Int64(handed.count)
                 state.withLock { s in
                     s.handed.removeFirst()
@@ -229,6 +299,34 @@ package final class PrefixHasher: @unchecked Sendable {
             }
             progress.store(hashed, ordering: .relaxed)
         }
+    }
+
+    /// Writes a buffer taken with ``offer(_:count:at:)`` (the first of `handed`), hashing each piece after writing
+    /// it when given a `hasher`, and marks it written. Pieces of ``readBytes``: each is hashed while the write
+    /// has left it in this core's cache, and the file's lock (one writer at a time, per file) is never held long
+    /// by this thread while the receiving thread waits to write. On failure, records the error and returns false:
+    /// the thread stops, and the file counts as written only before the buffer.
+    private func write(_ handed: Handed, hashingWith hasher: SHA256Hasher?) -> Bool {
+        guard let writer, let base = pool?.baseAddress else { return false }
+        let start = base + handed.slot * slotBytes
+        var done = 0
+        while done < handed.count {
+            let piece = UnsafeRawBufferPointer(start: start + done, count: min(Self.readBytes, handed.count - done))
+            do {
+                try writer(piece, handed.offset + Int64(done))
+            } catch {
+                state.withLock { $0.writeFailure = error }
+                writeFailed.store(true, ordering: .sequentiallyConsistent)
+                return false
+            }
+            hasher?.update(piece)
+            done += piece.count
+        }
+        state.withLock { s in
+            if !s.handed.isEmpty { s.handed[0].unwritten = false }
+            s.wroteHere += 1
+        }
+        return true
     }
 
     /// Hashes bytes [from, to) of the file, read back from the page cache through `buffer`.

@@ -18,6 +18,7 @@ p.add_argument("--curl", default="?")
 p.add_argument("--dir", default="?")
 p.add_argument("--sha-rate", type=float, default=0)
 p.add_argument("--wire-rate", default="250m")
+p.add_argument("--disk-dir", default="")
 p.add_argument("--out", default="bench/results/download.md")
 p.add_argument("--cores", type=int, default=0)
 a = p.parse_args()
@@ -177,6 +178,25 @@ if (s, "ours") in rows and (s, "curl") in rows:
         w(f"- a 1 KiB file from the plain server, the whole process (what starting costs; GNU time's wall, in 10 ms steps): ours "
           f"{1000 * med('start', 'ours', 'wall'):.0f} ms, `curl -o` {1000 * med('start', 'curl', 'wall'):.0f} ms "
           f"(each run: ours {walls('start', 'ours')}, curl {walls('start', 'curl')} s)")
+    w("")
+
+# One connection into a real disk, durable at the end.
+s = "disk"
+if (s, "ours") in rows and (s, "curl-sync") in rows:
+    w(f"## {size // MiB} MiB over one connection into a real disk (plain server), the file durable at the end")
+    w("")
+    w(f"Written into {a.disk_dir}: what a checkpoint's flush costs where it is a device flush. Ours flushes and "
+      "journals every 2 MiB, at most every 25 ms, and `fsync`s the file before moving it into place; curl flushes "
+      "nothing, so its file is `sync`ed after it (`sync FILE`). The pair alternates its order by repetition.")
+    w("")
+    w("| tool | wall s (median) | MB/s | CPU s | wall s, each run |")
+    w("|---|---:|---:|---:|---|")
+    for t, label in [("ours", "ours: one connection, hashing"), ("curl-sync", "`curl -o`, then `sync FILE`")]:
+        wall, cpu = med(s, t, "wall"), med(s, t, "cpu")
+        w(f"| {label} | {wall:.2f} | {size / wall / 1e6:.0f} | {cpu:.2f} | {walls(s, t)} |")
+    w("")
+    w(f"- ours / (`curl -o` + `sync`): **{med(s, 'curl-sync', 'wall') / med(s, 'ours', 'wall'):.2f}×** (no target; "
+      "bench/results/download-notes.md, *Stop 43*)")
     w("")
 
 # Capped.

@@ -7,7 +7,8 @@
 # Installs nginx (and GNU time) with apt when missing, writes its own nginx config in $BENCH_DIR (default
 # /dev/shm/runanywhere-dlbench, a tmpfs, so the numbers are the downloader's and not this VM's disk) with three
 # servers: plain on $PORT, `limit_rate 50m` per connection on $PORT+1 and a one-link "wire" speed
-# (`limit_rate $WIRE_RATE`, default 250m) on $PORT+2. The downloader is driven by the
+# (`limit_rate $WIRE_RATE`, default 250m) on $PORT+2. One scenario writes into $DISK_DIR (default
+# /var/tmp/runanywhere-dlbench-disk, a real disk; DISK_DIR= skips it) instead. The downloader is driven by the
 # download-bench executable (bench/download/Sources; `swift build -c release --product download-bench`).
 # Every scenario runs once per repetition, interleaved with the others; the report gives medians.
 set -euo pipefail
@@ -25,6 +26,9 @@ while [ $# -gt 0 ]; do
     esac
 done
 BENCH_DIR="${BENCH_DIR:-/dev/shm/runanywhere-dlbench}"
+# A folder on a real disk (not a tmpfs) for the one scenario that writes there: where a checkpoint's flush is a
+# device flush. DISK_DIR= (empty) skips it.
+DISK_DIR="${DISK_DIR-/var/tmp/runanywhere-dlbench-disk}"
 PORT="${PORT:-18480}"
 CAPPED=$((PORT + 1))
 WIRE=$((PORT + 2))
@@ -128,6 +132,22 @@ measure() {
         "$(awk -v a="$s0" -v b="$s1" -v h="$HZ" 'BEGIN { printf "%.2f", (b - a) / h }')" "${out//$'\n'/ }" >> "$RAW"
 }
 
+# measure_disk TOOL REP COMMAND...: as measure, writing into $DISK_DIR (a real disk) instead of the tmpfs; the memory
+# is warmed the same way (the page cache comes from the same free memory).
+measure_disk() {
+    local tool="$1" rep="$2"; shift 2
+    rm -rf "$RUN" "$DISK_DIR"; mkdir -p "$RUN" "$DISK_DIR"
+    warm_memory
+    sync
+    local out s0 s1
+    s0="$(server_ticks)"
+    out="$(/usr/bin/time -f '%e %U %S %M' -o "$TIMEF" "$@")" || { echo "failed: $*" >&2; cat "$TIMEF" >&2; return 1; }
+    s1="$(server_ticks)"
+    printf '%s\t%s\t%s\t%s %s\t%s\n' disk "$tool" "$rep" "$(tail -1 "$TIMEF")" \
+        "$(awk -v a="$s0" -v b="$s1" -v h="$HZ" 'BEGIN { printf "%.2f", (b - a) / h }')" "${out//$'\n'/ }" >> "$RAW"
+    rm -rf "$DISK_DIR"
+}
+
 # A kill -9 at a random point, then a resume. The process SIGKILLs itself from its progress callback once a
 # random byte count (10-90 % of the file) is written, so the bytes it had received are known; nginx's byte
 # counts give what the server sent to both runs.
@@ -169,6 +189,13 @@ for rep in $(seq 1 "$REPS"); do
         if [ "$tool" = ours ]; then measure wire ours "$rep" "$BIN" file "$WIRE_URL/big.bin" "$RUN" --connections 1 --sha256 "$SHA"
         else measure wire curl "$rep" curl -sS -o "$RUN/big.bin" "$WIRE_URL/big.bin"; fi
     done
+    if [ -n "$DISK_DIR" ]; then
+        # Durable at the end both ways: ours fsyncs the file before moving it into place; curl's is synced after.
+        for tool in $([ $((rep % 2)) -eq 1 ] && echo "ours curl" || echo "curl ours"); do
+            if [ "$tool" = ours ]; then measure_disk ours "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$DISK_DIR" --connections 1 --sha256 "$SHA"
+            else measure_disk curl-sync "$rep" sh -c "curl -sS -o '$DISK_DIR/big.bin' '$PLAIN_URL/big.bin' && sync '$DISK_DIR/big.bin'"; fi
+        done
+    fi
     measure start ours "$rep" "$BIN" file "$PLAIN_URL/tiny.bin" "$RUN" --connections 1 --sha256 "$TINY_SHA"
     measure start curl "$rep" curl -sS -o "$RUN/tiny.bin" "$PLAIN_URL/tiny.bin"
     measure plain-default ours-default "$rep" "$BIN" file "$PLAIN_URL/big.bin" "$RUN" --sha256 "$SHA"
@@ -187,5 +214,5 @@ python3 bench/download/report.py "$RAW" \
     --load "$LOAD_BEFORE / $LOAD_AFTER" --commit "$(git rev-parse --short HEAD 2>/dev/null || echo '?')" \
     --cpu "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') ($(nproc) cores; flags: $(grep -m1 '^flags' /proc/cpuinfo | tr ' ' '\n' | grep -xE 'sha_ni|avx2|avx512f|vaes' | tr '\n' ' ' | sed 's/ $//'))" \
     --nginx "$("$NGINX" -v 2>&1 | cut -d/ -f2)" --curl "$(curl --version | head -1 | cut -d' ' -f2)" \
-    --dir "$BENCH_DIR" --wire-rate "$WIRE_RATE" --cores "$(nproc)" --out "$OUT" > "$OUT"
+    --dir "$BENCH_DIR" --disk-dir "$DISK_DIR ($(df --output=source "$(dirname "$DISK_DIR")" 2>/dev/null | tail -1), $(stat -f -c %T "$(dirname "$DISK_DIR")" 2>/dev/null))" --wire-rate "$WIRE_RATE" --cores "$(nproc)" --out "$OUT" > "$OUT"
 cat "$OUT"

@@ -400,6 +400,17 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
 }
 #endif
 
+#if defined(__x86_64__)
+// Whether a batch of repacked rows of `source` goes back to the file's layout (ra_x8_rows, 64 rows at a time) for the
+// 16-row vpdpbusd panels of the AVX-512 VNNI path, which take file rows: the K-quants batch_kernel gives them (the
+// 32-element types' panels pack from the groups themselves). The other repacked batches (Q3_K, Q2_K, IQ4_XS, IQ4_NL)
+// run the AVX2 panels packed from the groups: on a Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no
+// faster than those (engine-notes.md, "Stop 44").
+static int x8_batch_on_vnni_panels(int source, int64_t n, int path) {
+    return path == RA_PATH_AVX512_VNNI && (source == RA_Q4_K || source == RA_Q5_K || source == RA_Q6_K) && n % 256 == 0;
+}
+#endif
+
 void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, int64_t nb,
                     float *out, int64_t out_stride, int64_t r0, int64_t r1) {
     ra_matmul_rows_side(weight_type, w, n, x, NULL, nb, out, out_stride, r0, r1);
@@ -412,7 +423,12 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
-        if (nb > 1 && ra_x8_kernel(xpath)) {
+        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && ra_is_b32(source) && n % 64 == 0) {
+            const int64_t bytes = RA_B32_VNNI_SCRATCH(n, nb);
+            uint8_t *scratch = ra_thread_scratch(bytes);
+            if (scratch && ra_matmul_b32_side_vnni(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+        }
+        if (nb > 1 && ra_x8_kernel(xpath) && !x8_batch_on_vnni_panels(source, n, xpath)) {
             if (ra_is_b32(source)) {
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);

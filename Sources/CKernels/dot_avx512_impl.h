@@ -10,6 +10,7 @@
 // Q5_K decode rows kernel of stop 24 was dropped once the AVX2 dot took its scales by broadcast loads: from memory it
 // no longer read faster, from the last-level cache ~6% slower; engine-notes.md, "Stop 26".)
 #include "avx2_internal.h"
+#include "avx2_panel8.h"   // split_quants: the repacked 32-element groups' nibbles
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -519,6 +520,42 @@ RA_INLINE void b32_vnni_pack_panel(const uint8_t *W, int64_t wrow, int64_t nblk,
     }
 }
 
+// The same panel from rows repacked at load (x8.c; b32x8_layout, kernels_internal.h): G is a group of 8 rows and the
+// next group, group_bytes further, holds rows 8..15 (nrows 16) or is not read (nrows 8, rows 8..15 zero). A group's
+// quartet e is one 32-byte vector, 4 bytes a row, so a panel vector is two groups' quartets side by side once the nibbles
+// are split and the fifth bits put in (split_quants), Q8_0's bytes plus 128: no transpose.
+RA_INLINE void b32_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t nblk, int nrows, b32_vnni_panel *p, const int t) {
+    const int five = t == B32_Q5_0 || t == B32_Q5_1, min = b32_min(t), q8 = t == B32_Q8_0;
+    const b32x8_layout l = ra_b32x8_layout(five, min, q8 ? 8 : 4);
+    for (int64_t j = 0; j < nblk; j++) {
+        __m256i q[2][8];
+        __m128i dh[2], mh[2];
+        for (int g = 0; g < 2; g++) {
+            if (8 * g >= nrows) {
+                for (int e = 0; e < 8; e++) q[g][e] = _mm256_setzero_si256();
+                dh[g] = mh[g] = _mm_setzero_si128();
+                continue;
+            }
+            const uint8_t *a = G + g * group_bytes + j * l.bytes;
+            dh[g] = _mm_loadu_si128((const __m128i *)(const void *)a);
+            mh[g] = min ? _mm_loadu_si128((const __m128i *)(const void *)(a + l.m)) : _mm_setzero_si128();
+            if (q8) {
+                for (int e = 0; e < 8; e++)
+                    q[g][e] = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e)),
+                                               _mm256_set1_epi8((char)0x80));
+            } else {
+                const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(a + l.qh)) : _mm256_setzero_si256();
+                for (int e = 0; e < 4; e++)
+                    split_quants(_mm256_loadu_si256((const __m256i *)(const void *)(a + l.qs + 32 * e)), qh, e, 4 + e, five,
+                                 &q[g][e], &q[g][4 + e]);
+            }
+        }
+        for (int e = 0; e < 8; e++) _mm512_store_si512(p[j].q[e], cat256(q[0][e], q[1][e]));
+        _mm512_store_ps(p[j].dw, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(dh[0]), dh[1], 1)));
+        if (min) _mm512_store_ps(p[j].mw, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(mh[0]), mh[1], 1)));
+    }
+}
+
 // One block j of a panel against nx activation rows (qs: their quants, xs bytes apart; side: their scales, 2 · nblk
 // floats a row): the int32 sums of the 16 weight rows (lanes), added as the AVX2 dot adds block j, to chain j % 4.
 RA_INLINE void b32_vnni_block(const b32_vnni_panel *pj, const uint8_t *qs, int64_t xs, const float *side, int64_t nblk, int64_t j,
@@ -570,10 +607,11 @@ RA_INLINE void b32_vnni_panel_m(int64_t nblk, const b32_vnni_panel *p, const uin
 }
 
 // side: the activation scales (b32_xscales, 2 · nblk floats a row), or NULL to convert them here into the scratch.
+// x8: w holds rows repacked at load (then r0 and r1 are multiples of 8), whose rows take as many bytes as the file's.
 RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
-                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, const int t) {
+                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, const int t, const int x8) {
     const int64_t nblk = n / 32;
-    if (n % 64 != 0 || nb < 1 || scratch_bytes < RA_B32_VNNI_SCRATCH(n, nb)) return 0;
+    if (n % 64 != 0 || nb < 1 || scratch_bytes < RA_B32_VNNI_SCRATCH(n, nb) || (x8 && (r0 % 8 != 0 || r1 % 8 != 0))) return 0;
     const int64_t wrow = nblk * b32_wbytes(t), xrow = nblk * b32_xbytes(t);
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
@@ -585,7 +623,8 @@ RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const flo
     }
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        b32_vnni_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel, t);
+        if (x8) b32_vnni_pack_x8(W + p0 * wrow, 8 * wrow, nblk, nr, panel, t);
+        else b32_vnni_pack_panel(W + p0 * wrow, wrow, nblk, nr, panel, t);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += B32_VNNI_GROUP) {
             const int nx = (int)(nb - b0 < B32_VNNI_GROUP ? nb - b0 : B32_VNNI_GROUP);
@@ -606,7 +645,7 @@ RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const flo
 #define RA_B32_VNNI(name, t)                                                                                          \
     RA_TARGET int name(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, \
                        int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {                                         \
-        return b32_vnni_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, t);                \
+        return b32_vnni_matmul(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes, t, 0);                \
     }
 RA_B32_VNNI(ra_matmul_q8_0_vnni, B32_Q8_0)
 RA_B32_VNNI(ra_matmul_q4_0_vnni, B32_Q4_0)
@@ -617,12 +656,13 @@ RA_B32_VNNI(ra_matmul_q5_1_vnni, B32_Q5_1)
 RA_TARGET int ra_matmul_b32_side_vnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                                       float *out, int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch,
                                       int64_t scratch_bytes) {
-    switch (weight_type) {
-    case RA_Q8_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q8_0);
-    case RA_Q4_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q4_0);
-    case RA_Q5_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q5_0);
-    case RA_Q4_1: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q4_1);
-    case RA_Q5_1: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q5_1);
+    const int x8 = ra_x8_source(weight_type) >= 0, type = x8 ? ra_x8_source(weight_type) : weight_type;
+    switch (type) {
+    case RA_Q8_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q8_0, x8);
+    case RA_Q4_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q4_0, x8);
+    case RA_Q5_0: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q5_0, x8);
+    case RA_Q4_1: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q4_1, x8);
+    case RA_Q5_1: return b32_vnni_matmul(w, n, x, side, nb, out, out_stride, r0, r1, scratch, scratch_bytes, B32_Q5_1, x8);
     default: return 0;
     }
 }

@@ -127,8 +127,9 @@ int ra_x8_repack(int type, const void *src, int64_t n, int64_t rows, void *dst);
 /// same row in the file's type (a token embedding that is also the repacked output matrix). Writes nothing for a type
 /// or n that ra_x8_bytes rejects or a negative r; r must be below the matrix's rows.
 void ra_x8_dequantize_row(int x8, const void *w, int64_t n, int64_t r, float *dst);
-/// 1 when `path` (RA_PATH_*) multiplies repacked rows with its own decode kernels (AVX2 and AVX2_VNNI); on the other
-/// paths repacked rows are converted back chunk by chunk, which only costs time.
+/// 1 when `path` (RA_PATH_*) multiplies repacked rows with its own decode kernels (every x86 path with AVX2: AVX2,
+/// AVX2_VNNI, AVX512, AVX512_VNNI); on the other paths repacked rows are converted back chunk by chunk, which only costs
+/// time.
 int ra_x8_kernel(int path);
 /// Bytes ahead of their work that the AVX2 decode kernels of repacked rows prefetch the weights (0: none, the hardware
 /// prefetcher alone). Chosen from the CPU at first use: 4096 (the one-row kernels' distance) on AMD Zen 1 and Zen+ cores,

@@ -323,9 +323,9 @@ static int iq4_nl_wide_side(int type, int64_t n, int64_t nb, int path) {
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
     // repacked 32-element types: their kernels take the file type's scales, on the paths that have them
-    const int source = ra_x8_source(weight_type);
-    if (source >= 0) weight_type = ra_x8_kernel(ra_kernel_path()) ? source : -1;
-    const int path = ra_kernel_path();
+    const int source = ra_x8_source(weight_type), path = ra_kernel_path();
+    if (source == RA_IQ4_XS && path == RA_PATH_AVX512_VNNI) return 0;   // its VNNI panels take the Q8_K rows as they are
+    if (source >= 0) weight_type = ra_x8_kernel(path) ? source : -1;
     if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, path))
         return 2 * (n / 32) * nb + (q8_0_wide_side(weight_type, n, nb, path) ? n * nb / 2 : 0);
     if (iq4_xs_wide_side(weight_type, n, nb, path)) return (n / QK_K) * nb + n * nb / 2;
@@ -427,6 +427,11 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
             const int64_t bytes = RA_B32_VNNI_SCRATCH(n, nb);
             uint8_t *scratch = ra_thread_scratch(bytes);
             if (scratch && ra_matmul_b32_side_vnni(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+        }
+        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && source == RA_IQ4_XS) {
+            const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
+            uint8_t *scratch = ra_thread_scratch(bytes);
+            if (scratch && ra_matmul_iq4_xs_x8_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         }
         if (nb > 1 && ra_x8_kernel(xpath) && !x8_batch_on_vnni_panels(source, n, xpath)) {
             if (ra_is_b32(source)) {

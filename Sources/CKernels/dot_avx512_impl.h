@@ -387,8 +387,12 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
     }
 }
 
+// sub: the super-block's sub-blocks, each with a scale (Q6_K: 16 of 16 elements; IQ4_XS's panels below: 8 of 32);
+// shift: log2 of the offset the stored quants carry (Q6_K: 32; IQ4_XS's levels: 128), taken off through the block sums.
 __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs,
-                                                                       float *out, int64_t os, __mmask16 mask, const int nx) {
+                                                                       float *out, int64_t os, __mmask16 mask, const int nx,
+                                                                       const int sub, const int shift) {
+    const int quartets = 64 / sub;
     __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
@@ -397,14 +401,14 @@ __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t
         for (int k = 0; k < nx; k++) y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
         __m512i si[PANEL_GROUP];
         for (int k = 0; k < nx; k++) si[k] = _mm512_setzero_si512();
-        for (int j = 0; j < 16; j++) {
+        for (int j = 0; j < sub; j++) {
             __m512i s[PANEL_GROUP];
             for (int k = 0; k < nx; k++) s[k] = _mm512_setzero_si512();
-            for (int e = 0; e < 4; e++) {
-                const __m512i wv = _mm512_load_si512((const void *)pi->q[4 * j + e]);
+            for (int e = 0; e < quartets; e++) {
+                const __m512i wv = _mm512_load_si512((const void *)pi->q[quartets * j + e]);
                 for (int k = 0; k < nx; k++) {
                     int32_t y4;
-                    memcpy(&y4, y[k]->qs + 16 * j + 4 * e, 4);
+                    memcpy(&y4, y[k]->qs + 4 * (quartets * j + e), 4);
                     s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
                 }
             }
@@ -420,25 +424,29 @@ __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t
                 so = _mm512_dpwssd_epi32(so, _mm512_load_si512((const void *)pi->scp[q]), _mm512_set1_epi32(b2));
             }
             // dot_q6_k: (Σ scale·q·y - 32·Σ scale·bsum) as one int32, then acc + I·(d·dy)
-            const __m512i isum = _mm512_sub_epi32(si[k], _mm512_slli_epi32(so, 5));
+            const __m512i isum = _mm512_sub_epi32(si[k], _mm512_slli_epi32(so, shift));
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(y[k]->d)), acc[k]);
         }
     }
     for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
 }
 
+RA_INLINE void k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os, __mmask16 mask,
+                           int nx, const int sub, const int shift) {
+    switch (nx) {
+    case 8: q6_k_panel_m(ns, p, x, xs, out, os, mask, 8, sub, shift); break;
+    case 7: q6_k_panel_m(ns, p, x, xs, out, os, mask, 7, sub, shift); break;
+    case 6: q6_k_panel_m(ns, p, x, xs, out, os, mask, 6, sub, shift); break;
+    case 5: q6_k_panel_m(ns, p, x, xs, out, os, mask, 5, sub, shift); break;
+    case 4: q6_k_panel_m(ns, p, x, xs, out, os, mask, 4, sub, shift); break;
+    case 3: q6_k_panel_m(ns, p, x, xs, out, os, mask, 3, sub, shift); break;
+    case 2: q6_k_panel_m(ns, p, x, xs, out, os, mask, 2, sub, shift); break;
+    default: q6_k_panel_m(ns, p, x, xs, out, os, mask, 1, sub, shift); break;
+    }
+}
 RA_TARGET static void q6_k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
                                      __mmask16 mask, int nx) {
-    switch (nx) {
-    case 8: q6_k_panel_m(ns, p, x, xs, out, os, mask, 8); break;
-    case 7: q6_k_panel_m(ns, p, x, xs, out, os, mask, 7); break;
-    case 6: q6_k_panel_m(ns, p, x, xs, out, os, mask, 6); break;
-    case 5: q6_k_panel_m(ns, p, x, xs, out, os, mask, 5); break;
-    case 4: q6_k_panel_m(ns, p, x, xs, out, os, mask, 4); break;
-    case 3: q6_k_panel_m(ns, p, x, xs, out, os, mask, 3); break;
-    case 2: q6_k_panel_m(ns, p, x, xs, out, os, mask, 2); break;
-    default: q6_k_panel_m(ns, p, x, xs, out, os, mask, 1); break;
-    }
+    k_panel_run(ns, p, x, xs, out, os, mask, nx, 16, 5);
 }
 
 int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
@@ -637,6 +645,83 @@ RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const flo
             case 2: b32_vnni_panel_m(nblk, panel, qb, xrow, sb, ob, out_stride, mask, 2, t); break;
             default: b32_vnni_panel_m(nblk, panel, qb, xrow, sb, ob, out_stride, mask, 1, t); break;
             }
+        }
+    }
+    return 1;
+}
+
+// MARK: - IQ4_XS batches with VNNI, from rows repacked at load: Q6_K's panels of 16 weight rows × 8 activation rows
+//
+// A super-block's 8 blocks of 32 take sc[0..8) and scp[0..8) of the panel (scp: a block's scale in both int16 halves,
+// against its two Q8_K block sums). The levels (-127..113) are stored plus 128, unsigned (1..241), so vpdpbusd takes
+// the activations as they are; per block j of 32 elements the sum s_j then holds 128 · Σx_j on top, which the block's
+// pair of Q8_K block sums takes off at the end: I = Σ_j sc_j · s_j - 128 · Σ_j sc_j · (bsum_2j + bsum_2j+1), the exact int32 of the AVX2 dot (dot_iq4_xs),
+// then its fma acc + I · (d · dy) per super-block: the same bits. (|s_j| <= 32 · 241 · 128 < 2^23, as scale_add needs.)
+
+// The panel of two groups of 8 repacked rows (G, and G + group_bytes for nrows 16; rows 8..15 zero for nrows 8): a
+// group's dword vectors are 8 rows' quartets side by side already (kernels_internal.h, IQ4X8_QS), its low nibbles block
+// j's quartet e and its high ones quartet 4 + e; the levels come from one byte shuffle.
+RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q6_k_panel *p) {
+    const __m256i lut = _mm256_add_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels)),
+                                        _mm256_set1_epi8((char)0x80));
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel *pi = p + i;
+        __m128i dh[2];
+        __m256i sc[2][8];
+        for (int g = 0; g < 2; g++) {
+            const uint8_t *a = G + g * group_bytes + i * RA_IQ4_XS_X8_GROUP_BYTES;
+            if (8 * g >= nrows) {
+                dh[g] = _mm_setzero_si128();
+                for (int j = 0; j < 8; j++) sc[g][j] = _mm256_setzero_si256();
+                continue;
+            }
+            dh[g] = _mm_loadu_si128((const __m128i *)(const void *)(a + IQ4X8_D));
+            for (int j = 0; j < 8; j++) sc[g][j] = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(a + IQ4X8_SC + 8 * j)));
+        }
+        for (int j = 0; j < 8; j++) {
+            for (int e = 0; e < 4; e++) {
+                __m256i lo[2], hi[2];
+                for (int g = 0; g < 2; g++) {
+                    if (8 * g >= nrows) {
+                        lo[g] = hi[g] = _mm256_setzero_si256();
+                        continue;
+                    }
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(G + g * group_bytes + i * RA_IQ4_XS_X8_GROUP_BYTES + IQ4X8_QS(j, e)));
+                    lo[g] = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, m4));
+                    hi[g] = _mm256_shuffle_epi8(lut, _mm256_and_si256(_mm256_srli_epi16(v, 4), m4));
+                }
+                _mm512_store_si512(pi->q[8 * j + e], cat256(lo[0], lo[1]));
+                _mm512_store_si512(pi->q[8 * j + 4 + e], cat256(hi[0], hi[1]));
+            }
+            const __m512i s = cat256(sc[0][j], sc[1][j]);
+            _mm512_store_si512(pi->sc[j], scale_pair(s));
+            _mm512_store_si512(pi->scp[j], _mm512_or_si512(_mm512_and_si512(s, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(s, 16)));
+        }
+        _mm512_store_ps(pi->d, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(dh[0]), dh[1], 1)));
+    }
+}
+
+// (The run: q6_k_panel_m with 8 blocks of 32 and the offset 128.)
+RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
+                                      __mmask16 mask, int nx) {
+    k_panel_run(ns, p, x, xs, out, os, mask, nx, 8, 7);
+}
+
+RA_TARGET int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                                       int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    const int64_t ns = n / QK_K;
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || r0 % 8 != 0 || r1 % 8 != 0) return 0;
+    const int64_t group_bytes = ns * RA_IQ4_XS_X8_GROUP_BYTES, xrow = ns * (int64_t)sizeof(blk_q8_k);
+    const uint8_t *W = w, *X = x;
+    q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
+        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
+        iq4_xs_vnni_pack_x8(W + p0 / 8 * group_bytes, group_bytes, ns, nr, panel);
+        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
+        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
+            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
+            iq4_xs_vnni_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
         }
     }
     return 1;

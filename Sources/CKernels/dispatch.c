@@ -402,12 +402,12 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
 
 #if defined(__x86_64__)
 // Whether a batch of repacked rows of `source` goes back to the file's layout (ra_x8_rows, 64 rows at a time) for the
-// 16-row vpdpbusd panels of the AVX-512 VNNI path, which take file rows: the K-quants batch_kernel gives them (the
-// 32-element types' panels pack from the groups themselves). The other repacked batches (Q3_K, Q2_K, IQ4_XS, IQ4_NL)
-// run the AVX2 panels packed from the groups: on a Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no
-// faster than those (engine-notes.md, "Stop 44").
+// 16-row vpdpbusd panels of the AVX-512 VNNI path, which take file rows: Q6_K (the 32-element types', Q4_K's, Q5_K's
+// and IQ4_XS's VNNI panels pack from the groups themselves). The other repacked batches (Q3_K, Q2_K, IQ4_NL) run the
+// AVX2 panels packed from the groups: on a Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no faster
+// than those (engine-notes.md, "Stop 44").
 static int x8_batch_on_vnni_panels(int source, int64_t n, int path) {
-    return path == RA_PATH_AVX512_VNNI && (source == RA_Q4_K || source == RA_Q5_K || source == RA_Q6_K) && n % 256 == 0;
+    return path == RA_PATH_AVX512_VNNI && source == RA_Q6_K && n % 256 == 0;
 }
 #endif
 
@@ -427,6 +427,11 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
             const int64_t bytes = RA_B32_VNNI_SCRATCH(n, nb);
             uint8_t *scratch = ra_thread_scratch(bytes);
             if (scratch && ra_matmul_b32_side_vnni(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+        }
+        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && (source == RA_Q4_K || source == RA_Q5_K)) {
+            const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
+            uint8_t *scratch = ra_thread_scratch(bytes);
+            if (scratch && ra_matmul_k4_x8_vnni(weight_type, w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
         }
         if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && source == RA_IQ4_XS) {
             const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);

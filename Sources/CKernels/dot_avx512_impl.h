@@ -298,11 +298,50 @@ RA_INLINE void k4_panel_run(int64_t ns, const q4_k_panel *p, const uint8_t *x, i
     }
 }
 
+// The same panel from rows repacked at load (x8.c; k4x8_head, kernels_internal.h): a panel's 16 rows are two groups of 8
+// (G, and G + group_bytes for nrows 16; rows 8..15 zero for nrows 8), whose dword vectors already hold 8 rows' quartets
+// side by side: the nibbles split (with Q5_K's fifth bits) and the byte scales and mins widened, with no transpose.
+RA_INLINE void k4_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q4_k_panel *p, const int five) {
+    const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
+    static const uint8_t zero_group[RA_Q5_K_X8_GROUP_BYTES];   // the absent second group of a partial panel
+    _Static_assert(RA_Q5_K_X8_GROUP_BYTES >= RA_Q4_K_X8_GROUP_BYTES, "zero_group covers both");
+    for (int64_t i = 0; i < ns; i++) {
+        q4_k_panel *pi = p + i;
+        const uint8_t *b[2] = { G + i * gb, nrows > 8 ? G + group_bytes + i * gb : zero_group };
+        const k4x8_head *h[2] = { (const k4x8_head *)(const void *)b[0], (const k4x8_head *)(const void *)b[1] };
+#define RA_HALVES(f) _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)h[0]->f)), \
+                                                             _mm_loadu_si128((const __m128i *)(const void *)h[1]->f), 1))
+#define RA_BYTES(f) cat256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h[0]->f)), \
+                           _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h[1]->f)))
+        _mm512_store_ps(pi->d, RA_HALVES(d));
+        _mm512_store_ps(pi->dmin, RA_HALVES(dmin));
+        for (int j = 0; j < 8; j++) _mm512_store_si512(pi->sc[j], scale_pair(RA_BYTES(sc[j])));
+        for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], _mm512_or_si512(RA_BYTES(mn[2 * q]), _mm512_slli_epi32(RA_BYTES(mn[2 * q + 1]), 16)));
+#undef RA_HALVES
+#undef RA_BYTES
+        for (int g = 0; g < 4; g++) {
+            for (int e = 0; e < 8; e++) {
+                __m256i lo[2], hi[2];
+                for (int k = 0; k < 2; k++) {
+                    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(b[k] + oqs + 256 * g + 32 * e));
+                    const __m256i qh = five ? _mm256_loadu_si256((const __m256i *)(const void *)(b[k] + K4X8_QH + 32 * e)) : _mm256_setzero_si256();
+                    split_quants(v, qh, 2 * g, 2 * g + 1, five, &lo[k], &hi[k]);
+                }
+                _mm512_store_si512(pi->q[16 * g + e], cat256(lo[0], lo[1]));
+                _mm512_store_si512(pi->q[16 * g + 8 + e], cat256(hi[0], hi[1]));
+            }
+        }
+    }
+}
+
+// x8: w holds rows repacked at load (then r0 and r1 are multiples of 8).
 RA_INLINE int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
-                        uint8_t *scratch, int64_t scratch_bytes, const int five) {
+                        uint8_t *scratch, int64_t scratch_bytes, const int five, const int x8) {
     const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb)) return 0;
-    const int64_t wrow = ns * (five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k)), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q4_K_BATCH_SCRATCH(n, nb) || (x8 && (r0 % 8 != 0 || r1 % 8 != 0))) return 0;
+    const int64_t wrow = x8 ? ns * (five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES) / 8
+                            : ns * (five ? (int64_t)sizeof(blk_q5_k) : (int64_t)sizeof(blk_q4_k)),
+                  xrow = ns * (int64_t)sizeof(blk_q8_k);
     const int group = five ? Q5_K_GROUP : PANEL_GROUP;
     const uint8_t *W = w, *X = x;
     uint8_t *base = (uint8_t *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
@@ -311,7 +350,8 @@ RA_INLINE int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, flo
     ra_q4_k_xsums(X, xrow, ns, nb, xsum);
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        k4_pack_panel(W + p0 * wrow, wrow, ns, nr, panel, five);
+        if (x8) k4_pack_x8(W + p0 * wrow, 8 * wrow, ns, nr, panel, five);
+        else k4_pack_panel(W + p0 * wrow, wrow, ns, nr, panel, five);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += group) {
             const int nx = (int)(nb - b0 < group ? nb - b0 : group);
@@ -323,12 +363,18 @@ RA_INLINE int k4_matmul(const void *w, int64_t n, const void *x, int64_t nb, flo
 
 RA_TARGET int ra_matmul_q4_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0);
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0, 0);
 }
 
 RA_TARGET int ra_matmul_q5_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1, 0);
+}
+
+RA_TARGET int ra_matmul_k4_x8_vnni(int x8, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    if (x8 != RA_Q4_K_X8 && x8 != RA_Q5_K_X8) return 0;
+    return k4_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, x8 == RA_Q5_K_X8, 1);
 }
 
 // MARK: - Q6_K batches with VNNI: the same panels, with 16 sub-blocks of 16 elements and int8 scales

@@ -388,6 +388,11 @@ int ra_matmul_q5_1_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 // nothing done); scratch: at least RA_Q6_K_BATCH_SCRATCH(n) bytes. The bits of the one-row dot (ra_avx2_dot_iq4_xs).
 int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// Rows of Q4_K or Q5_K repacked at load (x8: RA_Q4_K_X8, RA_Q5_K_X8) × nb Q8_K activation rows with VNNI: the 16-row
+// panels above packed from two groups (scratch RA_Q4_K_BATCH_SCRATCH(n, nb)); r0 and r1 multiples of 8 (else 0,
+// nothing done). The bits of ra_matmul_q4_k_vnni / q5_k on the file's rows.
+int ra_matmul_k4_x8_vnni(int x8, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same with the activation scales given (ra_matmul_side) or NULL, for weight_type Q8_0, Q4_0, Q5_0, Q4_1 or Q5_1, or
 // those rows repacked at load (RA_*_X8; r0 and r1 multiples of 8).
 int ra_matmul_b32_side_vnni(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,

@@ -401,13 +401,19 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
 #endif
 
 #if defined(__x86_64__)
-// Whether a batch of repacked rows of `source` goes back to the file's layout (ra_x8_rows, 64 rows at a time) for the
-// 16-row vpdpbusd panels of the AVX-512 VNNI path, which take file rows: Q6_K (the 32-element types', Q4_K's, Q5_K's
-// and IQ4_XS's VNNI panels pack from the groups themselves). The other repacked batches (Q3_K, Q2_K, IQ4_NL) run the
-// AVX2 panels packed from the groups: on a Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no faster
-// than those (engine-notes.md, "Stop 44").
-static int x8_batch_on_vnni_panels(int source, int64_t n, int path) {
-    return path == RA_PATH_AVX512_VNNI && source == RA_Q6_K && n % 256 == 0;
+// A batch of rows repacked at load (x8, of the file type source) on the AVX-512 VNNI path: the 16-row vpdpbusd panels
+// packed straight from the groups, for the types that have them (the 32-element types, Q4_K, Q5_K, Q6_K, IQ4_XS).
+// Returns 0 (nothing done) for the others and for rows that do not start and end at multiples of 8.
+static int x8_batch_vnni(int x8, int source, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
+                         int64_t out_stride, int64_t r0, int64_t r1) {
+    const int b32 = ra_is_b32(source), k4 = source == RA_Q4_K || source == RA_Q5_K;
+    if (!(b32 && n % 64 == 0) && !k4 && source != RA_Q6_K && source != RA_IQ4_XS) return 0;
+    const int64_t bytes = b32 ? RA_B32_VNNI_SCRATCH(n, nb) : k4 ? RA_Q4_K_BATCH_SCRATCH(n, nb) : RA_Q6_K_BATCH_SCRATCH(n);
+    uint8_t *scratch = ra_thread_scratch(bytes);
+    if (!scratch) return 0;
+    if (b32) return ra_matmul_b32_side_vnni(x8, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes);
+    if (k4) return ra_matmul_k4_x8_vnni(x8, w, n, x, nb, out, out_stride, r0, r1, scratch, bytes);
+    return (source == RA_Q6_K ? ra_matmul_q6_k_x8_vnni : ra_matmul_iq4_xs_x8_vnni)(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes);
 }
 #endif
 
@@ -423,22 +429,11 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
-        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && ra_is_b32(source) && n % 64 == 0) {
-            const int64_t bytes = RA_B32_VNNI_SCRATCH(n, nb);
-            uint8_t *scratch = ra_thread_scratch(bytes);
-            if (scratch && ra_matmul_b32_side_vnni(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
-        }
-        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && (source == RA_Q4_K || source == RA_Q5_K)) {
-            const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
-            uint8_t *scratch = ra_thread_scratch(bytes);
-            if (scratch && ra_matmul_k4_x8_vnni(weight_type, w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
-        }
-        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && source == RA_IQ4_XS) {
-            const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
-            uint8_t *scratch = ra_thread_scratch(bytes);
-            if (scratch && ra_matmul_iq4_xs_x8_vnni(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
-        }
-        if (nb > 1 && ra_x8_kernel(xpath) && !x8_batch_on_vnni_panels(source, n, xpath)) {
+        if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && x8_batch_vnni(weight_type, source, w, n, x, side, nb, out, out_stride, r0, r1))
+            return;
+        // The rest (Q3_K, Q2_K, IQ4_NL; every type on the other paths) on the AVX2 panels packed from the groups: on a
+        // Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no faster than those (engine-notes.md, "Stop 44").
+        if (nb > 1 && ra_x8_kernel(xpath)) {
             if (ra_is_b32(source)) {
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);

@@ -495,16 +495,51 @@ RA_TARGET static void q6_k_panel_run(int64_t ns, const q6_k_panel *p, const uint
     k_panel_run(ns, p, x, xs, out, os, mask, nx, 16, 5);
 }
 
-int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+// The same panel from rows repacked at load (x8.c; Q6X8_*, kernels_internal.h): two groups of 8 rows (G, and
+// G + group_bytes for nrows 16; rows 8..15 zero for nrows 8). q6_k_quants_v's bit operations on a group's vectors give
+// 8 rows' quartets side by side, so there is no transpose; the scales are widened from their bytes.
+RA_INLINE void q6_k_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q6_k_panel *p) {
+    static const uint8_t zero_group[RA_Q6_K_X8_GROUP_BYTES];   // the absent second group of a partial panel
+    for (int64_t i = 0; i < ns; i++) {
+        q6_k_panel *pi = p + i;
+        const uint8_t *b[2] = { G + i * RA_Q6_K_X8_GROUP_BYTES, nrows > 8 ? G + group_bytes + i * RA_Q6_K_X8_GROUP_BYTES : zero_group };
+        _mm512_store_ps(pi->d, _mm512_cvtph_ps(_mm256_inserti128_si256(
+                                   _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b[0] + Q6X8_D))),
+                                   _mm_loadu_si128((const __m128i *)(const void *)(b[1] + Q6X8_D)), 1)));
+        __m512i sc[16];
+        for (int j = 0; j < 16; j++) {
+            sc[j] = cat256(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b[0] + Q6X8_SC + 8 * j))),
+                           _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b[1] + Q6X8_SC + 8 * j))));
+            _mm512_store_si512(pi->sc[j], scale_pair(sc[j]));
+        }
+        for (int q = 0; q < 8; q++)
+            _mm512_store_si512(pi->scp[q], _mm512_or_si512(_mm512_and_si512(sc[2 * q], _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc[2 * q + 1], 16)));
+        for (int h = 0; h < 2; h++) {
+            for (int e = 0; e < 8; e++) {
+                __m256i q[2][4];
+                for (int k = 0; k < 2; k++) {
+                    const uint8_t *v = b[k] + Q6X8_QUANTS(h, e);
+                    q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
+                                  _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q[k]);
+                }
+                for (int c = 0; c < 4; c++) _mm512_store_si512(pi->q[32 * h + 8 * c + e], cat256(q[0][c], q[1][c]));
+            }
+        }
+    }
+}
+
+// x8: w holds rows repacked at load (then r0 and r1 are multiples of 8).
+RA_INLINE int q6_k_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
+                          uint8_t *scratch, int64_t scratch_bytes, const int x8) {
     const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n)) return 0;
-    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || (x8 && (r0 % 8 != 0 || r1 % 8 != 0))) return 0;
+    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);   // (a group: 8 file rows' bytes)
     const uint8_t *W = w, *X = x;
     q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        if (x8) q6_k_pack_x8(W + p0 * wrow, 8 * wrow, ns, nr, panel);
+        else q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
             const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
@@ -512,6 +547,15 @@ int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
         }
     }
     return 1;
+}
+
+RA_TARGET int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0);
+}
+RA_TARGET int ra_matmul_q6_k_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+                                     int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
 }
 
 // MARK: - The 32-element block types with VNNI: the same panels of 16 weight rows, one scale per block of 32

@@ -47,9 +47,10 @@ public final class GGUFModel: @unchecked Sendable {
     let weights: TransformerWeights
 
     /// Opens a model file and checks every tensor the engine needs.
-    /// - Parameter repackWeights: repack Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrices at load into the layout
-    ///   the CPU's decode kernels multiply fastest, where it has them (AVX2 without AVX-512: 1.2–1.9× those products'
-    ///   rate from memory, the same results). It costs an anonymous copy of those matrices (Q4_K and Q5_K 2.3–2.8% larger than
+    /// - Parameter repackWeights: repack Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, IQ4_NL, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0
+    ///   matrices at load into the layout the CPU's decode kernels multiply fastest, where it has them (x86 with AVX2,
+    ///   AVX-512 included: 1.2–1.9× those products' rate from memory on AVX2 machines, 1.1–1.5× decode on a Zen 4 with
+    ///   AVX-512; the same results). It costs an anonymous copy of those matrices (Q4_K and Q5_K 2.3–2.8% larger than
     ///   in the file, the others the same size; the file's pages of them are let go) and the time to write it. `false`
     ///   keeps every matrix in the mapped file (for measuring the difference).
     /// - Throws: ``GGUFError``: `.unsupported` for an architecture or tensor type the engine does not run

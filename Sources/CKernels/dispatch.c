@@ -437,7 +437,10 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
             if (ra_is_b32(source)) {
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);
                 uint8_t *scratch = ra_thread_scratch(bytes);
-                if (scratch && ra_matmul_b32_x8_avx2(weight_type, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+                // (Q8_0's int16 panels read the widened activations after the scales, which the side data has only where
+                // the VNNI panels do not take the product; else they convert their own, as with no side data)
+                const float *s = source == RA_Q8_0 && !q8_0_wide_side(source, n, nb, xpath) ? NULL : side;
+                if (scratch && ra_matmul_b32_x8_avx2(weight_type, w, n, x, s, nb, out, out_stride, r0, r1, scratch, bytes)) return;
             } else if (source == RA_Q6_K) {   // (the AVX2 panels on AVX2_VNNI too, as for the file's rows)
                 const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
                 uint8_t *scratch = ra_thread_scratch(bytes);

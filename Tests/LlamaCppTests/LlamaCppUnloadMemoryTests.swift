@@ -18,7 +18,7 @@ struct LlamaCppUnloadMemoryTests {
 
     static let probe = "llamacpp-unload-memory"
 
-    @Test("unload gives the memory back: RSS ends at most 5% above its level before loading, and 90% of the growth comes back",
+    @Test("unload gives the memory back: RSS ends at most 5% (or 32 MB) above its level before loading, and 90% of the growth comes back",
           .enabled(if: ChildProcessProbe.residentBytes() != nil, "needs Linux /proc"),
           .enabled(if: !ChildProcessProbe.isChild(probe), "this is the parent half"))
     func unloadFreesMemory() throws {
@@ -28,8 +28,12 @@ struct LlamaCppUnloadMemoryTests {
         #expect(grown > 10 << 20, "loading and using the model should grow the process (grew \(grown))")
         // The same bar as the native engine's unload test, and most of what llama.cpp took must come back.
         // (one-sided: a leak leaves the process above where it started; the trim at unload may also return heap that was
-        // retained before the load, as a CI run did: 471 MB before, 446 MB after)
-        #expect(r.after - r.before <= r.before / 20, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
+        // retained before the load, as a CI run did: 471 MB before, 446 MB after). The allocator's leftovers after the
+        // warm-up cycles vary by a few tens of MB from run to run (one CI run in about seven at stop 43: 435.6 MB before,
+        // 460.8 MB after, +25.2 MB against 5% = 21.8 MB, with 94% of the growth back), so the bar is 5% or 32 MB,
+        // whichever is larger: still far below the model (Gemma 3 270M: ~240 MB of weights) or its 4096-token KV cache
+        // (~75 MB), which a leak would leave behind.
+        #expect(r.after - r.before <= max(r.before / 20, 32 << 20), "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
         #expect(r.loaded - r.after >= grown * 9 / 10, "before \(r.before), loaded \(r.loaded), after unload \(r.after)")
     }
 }

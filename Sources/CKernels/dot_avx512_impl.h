@@ -251,6 +251,7 @@ RA_INLINE void k4_panel_sums(const q4_k_panel *pi, const uint8_t *x, int64_t xs,
         if (split)
             for (int k = 0; k < nx; k++) s[k] = _mm512_add_epi32(s[k], s2[k]);
         const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
+        RA_UNROLL   // (left rolled, clang kept si and s on the stack here: a store and two loads a row and sub-block)
         for (int k = 0; k < nx; k++) si[k] = scale_add(si[k], s[k], sc);
     }
     for (int k = 0; k < nx; k++) {
@@ -459,6 +460,7 @@ __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t
                 }
             }
             const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
+            RA_UNROLL   // (as in k4_panel_sums)
             for (int k = 0; k < nx; k++) si[k] = scale_add(si[k], s[k], sc);
         }
         const __m512 d = _mm512_load_ps(pi->d);

@@ -155,6 +155,16 @@ RA_INLINE __m512i scale_pair(__m512i sc) {
     return _mm512_or_si512(_mm512_and_si512(sc, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc, 24));
 }
 
+// Each lane's int16 pair (a, b) from int32 lanes a and b (|a|, |b| <= 32767): what vpdpwssd takes against two int16.
+RA_INLINE __m512i int16_pairs(__m512i a, __m512i b) {
+    return _mm512_or_si512(_mm512_and_si512(a, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(b, 16));
+}
+
+// 16 halves as floats: lo's 8 in lanes 0..7, hi's in 8..15 (a panel's two groups of 8 rows).
+RA_INLINE __m512 halves16(__m128i lo, __m128i hi) {
+    return _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1));
+}
+
 // The first 16 bytes of super-block i of 16 rows (rows past nrows zero), transposed: h[c] lane r = bytes
 // 4c..4c+3 of row r's block.
 RA_INLINE void block_heads16(const uint8_t *W, int64_t wrow, int64_t off, int nrows, __m512i h[4]) {
@@ -310,14 +320,13 @@ RA_INLINE void k4_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int
         q4_k_panel *pi = p + i;
         const uint8_t *b[2] = { G + i * gb, nrows > 8 ? G + group_bytes + i * gb : zero_group };
         const k4x8_head *h[2] = { (const k4x8_head *)(const void *)b[0], (const k4x8_head *)(const void *)b[1] };
-#define RA_HALVES(f) _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)h[0]->f)), \
-                                                             _mm_loadu_si128((const __m128i *)(const void *)h[1]->f), 1))
+#define RA_HALVES(f) halves16(_mm_loadu_si128((const __m128i *)(const void *)h[0]->f), _mm_loadu_si128((const __m128i *)(const void *)h[1]->f))
 #define RA_BYTES(f) cat256(_mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h[0]->f)), \
                            _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)h[1]->f)))
         _mm512_store_ps(pi->d, RA_HALVES(d));
         _mm512_store_ps(pi->dmin, RA_HALVES(dmin));
         for (int j = 0; j < 8; j++) _mm512_store_si512(pi->sc[j], scale_pair(RA_BYTES(sc[j])));
-        for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], _mm512_or_si512(RA_BYTES(mn[2 * q]), _mm512_slli_epi32(RA_BYTES(mn[2 * q + 1]), 16)));
+        for (int q = 0; q < 4; q++) _mm512_store_si512(pi->mins[q], int16_pairs(RA_BYTES(mn[2 * q]), RA_BYTES(mn[2 * q + 1])));
 #undef RA_HALVES
 #undef RA_BYTES
         for (int g = 0; g < 4; g++) {
@@ -412,7 +421,7 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
             _mm512_store_si512(pi->sc[j], scale_pair(sc[j]));
         }
         for (int q = 0; q < 8; q++)
-            _mm512_store_si512(pi->scp[q], _mm512_or_si512(_mm512_and_si512(sc[2 * q], _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc[2 * q + 1], 16)));
+            _mm512_store_si512(pi->scp[q], int16_pairs(sc[2 * q], sc[2 * q + 1]));
         // Per half h (128 elements) two vectors of 64 elements in order: [ql low nibbles | 2 bits of qh] for
         // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127.
         for (int h = 0; h < 2; h++) {
@@ -505,9 +514,8 @@ RA_INLINE void q6_k_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, i
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel *pi = p + i;
         const uint8_t *b[2] = { G + i * RA_Q6_K_X8_GROUP_BYTES, nrows > 8 ? G + group_bytes + i * RA_Q6_K_X8_GROUP_BYTES : zero_group };
-        _mm512_store_ps(pi->d, _mm512_cvtph_ps(_mm256_inserti128_si256(
-                                   _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(b[0] + Q6X8_D))),
-                                   _mm_loadu_si128((const __m128i *)(const void *)(b[1] + Q6X8_D)), 1)));
+        _mm512_store_ps(pi->d, halves16(_mm_loadu_si128((const __m128i *)(const void *)(b[0] + Q6X8_D)),
+                                        _mm_loadu_si128((const __m128i *)(const void *)(b[1] + Q6X8_D))));
         __m512i sc[16];
         for (int j = 0; j < 16; j++) {
             sc[j] = cat256(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b[0] + Q6X8_SC + 8 * j))),
@@ -515,7 +523,7 @@ RA_INLINE void q6_k_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, i
             _mm512_store_si512(pi->sc[j], scale_pair(sc[j]));
         }
         for (int q = 0; q < 8; q++)
-            _mm512_store_si512(pi->scp[q], _mm512_or_si512(_mm512_and_si512(sc[2 * q], _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(sc[2 * q + 1], 16)));
+            _mm512_store_si512(pi->scp[q], int16_pairs(sc[2 * q], sc[2 * q + 1]));
         for (int h = 0; h < 2; h++) {
             for (int e = 0; e < 8; e++) {
                 __m256i q[2][4];
@@ -530,22 +538,32 @@ RA_INLINE void q6_k_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, i
     }
 }
 
-// x8: w holds rows repacked at load (then r0 and r1 are multiples of 8).
+// The batches on Q6_K's panels: Q6_K's file rows (K6_FILE), Q6_K's or IQ4_XS's rows repacked at load (K6_X8, IQ4X8;
+// r0 and r1 multiples of 8). The IQ4_XS panels are below.
+enum { K6_FILE, K6_X8, IQ4X8 };
+RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q6_k_panel *p);
+RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
+                                      __mmask16 mask, int nx);
 RA_INLINE int q6_k_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
-                          uint8_t *scratch, int64_t scratch_bytes, const int x8) {
+                          uint8_t *scratch, int64_t scratch_bytes, const int kind) {
     const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || (x8 && (r0 % 8 != 0 || r1 % 8 != 0))) return 0;
-    const int64_t wrow = ns * (int64_t)sizeof(blk_q6_k), xrow = ns * (int64_t)sizeof(blk_q8_k);   // (a group: 8 file rows' bytes)
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || (kind != K6_FILE && (r0 % 8 != 0 || r1 % 8 != 0)))
+        return 0;
+    // bytes a row (a group holds 8 rows' bytes: for Q6_K the file's, for IQ4_XS its repacked super-blocks')
+    const int64_t wrow = kind == IQ4X8 ? ns * RA_IQ4_XS_X8_GROUP_BYTES / 8 : ns * (int64_t)sizeof(blk_q6_k),
+                  xrow = ns * (int64_t)sizeof(blk_q8_k);
     const uint8_t *W = w, *X = x;
     q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        if (x8) q6_k_pack_x8(W + p0 * wrow, 8 * wrow, ns, nr, panel);
-        else q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        if (kind == K6_FILE) q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
+        else if (kind == K6_X8) q6_k_pack_x8(W + p0 * wrow, 8 * wrow, ns, nr, panel);
+        else iq4_xs_vnni_pack_x8(W + p0 * wrow, 8 * wrow, ns, nr, panel);
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
             const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
-            q6_k_panel_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
+            (kind == IQ4X8 ? iq4_xs_vnni_run : q6_k_panel_run)(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride,
+                                                                mask, nx);
         }
     }
     return 1;
@@ -553,11 +571,11 @@ RA_INLINE int q6_k_matmul(const void *w, int64_t n, const void *x, int64_t nb, f
 
 RA_TARGET int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                                   int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 0);
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, K6_FILE);
 }
 RA_TARGET int ra_matmul_q6_k_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                                      int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, 1);
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, K6_X8);
 }
 
 // MARK: - The 32-element block types with VNNI: the same panels of 16 weight rows, one scale per block of 32
@@ -651,8 +669,8 @@ RA_INLINE void b32_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t n
             }
         }
         for (int e = 0; e < 8; e++) _mm512_store_si512(p[j].q[e], cat256(q[0][e], q[1][e]));
-        _mm512_store_ps(p[j].dw, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(dh[0]), dh[1], 1)));
-        if (min) _mm512_store_ps(p[j].mw, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(mh[0]), mh[1], 1)));
+        _mm512_store_ps(p[j].dw, halves16(dh[0], dh[1]));
+        if (min) _mm512_store_ps(p[j].mw, halves16(mh[0], mh[1]));
     }
 }
 
@@ -788,9 +806,9 @@ RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_
             }
             const __m512i s = cat256(sc[0][j], sc[1][j]);
             _mm512_store_si512(pi->sc[j], scale_pair(s));
-            _mm512_store_si512(pi->scp[j], _mm512_or_si512(_mm512_and_si512(s, _mm512_set1_epi32(0xFFFF)), _mm512_slli_epi32(s, 16)));
+            _mm512_store_si512(pi->scp[j], int16_pairs(s, s));
         }
-        _mm512_store_ps(pi->d, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(dh[0]), dh[1], 1)));
+        _mm512_store_ps(pi->d, halves16(dh[0], dh[1]));
     }
 }
 
@@ -802,21 +820,7 @@ RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uin
 
 RA_TARGET int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                                        int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || r0 % 8 != 0 || r1 % 8 != 0) return 0;
-    const int64_t group_bytes = ns * RA_IQ4_XS_X8_GROUP_BYTES, xrow = ns * (int64_t)sizeof(blk_q8_k);
-    const uint8_t *W = w, *X = x;
-    q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
-    for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
-        const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
-        iq4_xs_vnni_pack_x8(W + p0 / 8 * group_bytes, group_bytes, ns, nr, panel);
-        const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
-        for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
-            const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
-            iq4_xs_vnni_run(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride, mask, nx);
-        }
-    }
-    return 1;
+    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, IQ4X8);
 }
 
 #define RA_B32_VNNI(name, t)                                                                                          \

@@ -509,7 +509,8 @@ int ra_matmul_q4_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // RA_Q4_K_X8 / RA_Q5_K_X8 weights (repacked at load, k4_x8.c) × nb Q8_K activation rows on the AVX2, AVX2_VNNI and
 // AVX512 paths (AVX512_VNNI has its 16-row panels, ra_matmul_k4_x8_vnni): the same panels and scratch as Q4_K's and
-// Q5_K's, packed from the repacked groups; rows [r0, r1) must start and end at multiples of 8 (else 0, nothing done). The bits of ra_matmul_q4_k_avx2 / q5_k / _avxvnni on the same rows.
+// Q5_K's, packed from the repacked groups; rows [r0, r1) must start and end at multiples of 8 (else 0, nothing done).
+// The bits of ra_matmul_q4_k_avx2 / q5_k / _avxvnni on the same rows.
 int ra_matmul_q4_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 int ra_matmul_q4_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
@@ -519,7 +520,8 @@ int ra_matmul_q5_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
 int ra_matmul_q5_k_x8_avxvnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // RA_Q6_K_X8 weights × nb Q8_K activation rows: the AVX2 Q6_K panels (scratch RA_Q6_K_BATCH_SCRATCH(n)) packed from the
-// repacked groups, what the x86 paths but AVX512_VNNI (ra_matmul_q6_k_x8_vnni) run for them; rows as above. The bits of ra_matmul_q6_k_avx2.
+// repacked groups, what the x86 paths but AVX512_VNNI (ra_matmul_q6_k_x8_vnni) run for them; rows as above. The bits
+// of ra_matmul_q6_k_avx2.
 int ra_matmul_q6_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // RA_Q3_K_X8 (three = 1) or RA_Q2_K_X8 weights × nb Q8_K activation rows on the same panels (packed from the groups:

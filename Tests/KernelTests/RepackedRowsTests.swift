@@ -2,8 +2,9 @@ import CKernels
 import Testing
 
 /// Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, IQ4_NL, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 rows repacked at load (RA_*_X8, x8.c): on every path, for decode and batches
-/// and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the AVX2
-/// decode kernels of the groups; the AVX2 panels packed from them; elsewhere the rows converted back).
+/// and any range of whole groups of 8 rows, the products are the bits of the same rows in the file's layout (the
+/// decode kernels of the groups, AVX2 or with AVX-512 VNNI's vpdpbusd; the panels packed from them; elsewhere the rows
+/// converted back).
 @Suite("Repacked rows")
 struct RepackedRowsTests {
     /// `rows` rows of n elements of t repacked, or nil when the shape is refused.

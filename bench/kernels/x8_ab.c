@@ -39,6 +39,14 @@ int main(int argc, char **argv) {
     const int type = atoi(argv[1]), x8 = ra_x8_type(type);
     const int64_t n = atol(argv[2]), rows = atol(argv[3]);
     const int mem = getenv("X8_AB_MEMORY") && atoi(getenv("X8_AB_MEMORY"));
+    // X8_AB_CPU=PATH (avx2, avx512-vnni, ...): that path's features only, as engine-bench --cpu does
+    int mask = -1;
+    if (getenv("X8_AB_CPU")) {
+        for (int p = 0; p < 16 && mask < 0; p++)
+            if (strcmp(ra_kernel_path_name(p), getenv("X8_AB_CPU")) == 0) mask = ra_kernel_path_mask(p);
+        if (mask < 0) { fprintf(stderr, "X8_AB_CPU: no path %s\n", getenv("X8_AB_CPU")); return 2; }
+    }
+    ra_set_cpu_features_mask(mask);
     const int64_t wrow = ra_row_bytes(type, n), mat = wrow * rows, xmat = ra_x8_bytes(type, n, rows), bb = ra_type_block_bytes(type);
     if (x8 < 0 || wrow <= 0 || xmat <= 0) { fprintf(stderr, "shape %ld x %ld cannot be repacked\n", (long)n, (long)rows); return 2; }
     const int64_t nmat = mem ? (256 << 20) / mat + 1 : 1;
@@ -85,7 +93,7 @@ int main(int argc, char **argv) {
             const int s = same(o1, o2, rows * nb);
             ok &= s;
             printf("%s, %d activation rows: %s\n", ra_kernel_path_name(ra_kernel_path()), nb, s ? "bit-identical" : "DIFFER");
-            ra_set_cpu_features_mask(-1);
+            ra_set_cpu_features_mask(mask);
         }
     }
     enum { T = 300 };

@@ -125,9 +125,10 @@ struct TransformerWeights: @unchecked Sendable {
     /// Repacks every Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers and the output matrix into
     /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.4–2.2× as fast as the one-row
     /// kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
-    /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 36"). The AVX-512 paths take the same
-    /// decode kernels (their quantized dots are the AVX2 ones; on a Zen 4 EPYC the groups decode 1.1–1.3× as fast,
-    /// "Stop 44"). The results are the same bits.
+    /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 36"). The AVX-512 paths repack too
+    /// (their quantized dots are the AVX2 ones; on a Zen 4 EPYC the groups decode 1.1–1.3× as fast, "Stop 44"), and
+    /// AVX-512 VNNI runs the groups with `vpdpbusd` (1.2–2.0× the AVX2 kernels in cache, "Stop 45"). The results are
+    /// the same bits.
     /// The copies live in pages of their own (asked for as huge pages); the file's pages of the repacked tensors are
     /// then dropped from this process's mapping, so the resident size grows by the 0–2.8% the repacked layouts add,
     /// not by a second copy. An output matrix tied to the token embedding is repacked too (often Q8_0: a third of

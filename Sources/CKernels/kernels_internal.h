@@ -322,15 +322,16 @@ static inline uint32_t ra_b32x8_qh_back(uint32_t o) {
 
 // The file's type of a repacked one (RA_Q4_K for RA_Q4_K_X8, ...), or -1 for a type that is not repacked.
 int ra_x8_source(int x8);
-// Products of repacked rows (type x8, RA_*_X8; x8.c), as ra_matmul_rows takes them: the decode kernels (ra_x8_rows_fn), or the
-// rows converted back to the file's type in the thread's unpack buffer.
-// side: the activation rows' scales from ra_matmul_side (the 32-element types), or NULL.
+// Products of repacked rows (type x8, RA_*_X8; x8.c), as ra_matmul_rows takes them: the decode kernels (ra_x8_rows_fn),
+// or the rows converted back to the file's type in the thread's unpack buffer. side: the activation rows' scales from
+// ra_matmul_side (the 32-element types), or NULL.
 void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out, int64_t out_stride,
                 int64_t r0, int64_t r1);
 // The calling thread's buffer for rows converted back to their file layout (at least `bytes`), or NULL.
 uint8_t *ra_thread_unpack_buffer(int64_t bytes);
-// A repacked type's decode kernel (x8_rows_impl.h): one activation row x (Q8_K, or Q8_0/Q8_1 with side as above) against
-// `groups` groups of 8 rows (n columns) at w into out[0 .. 8 · groups), prefetching pf bytes ahead (ra_x8_prefetch).
+// A repacked type's decode kernel (x8_rows_impl.h): one activation row x (Q8_K, or Q8_0/Q8_1 with side as above)
+// against `groups` groups of 8 rows (n columns) at w into out[0 .. 8 · groups), prefetching pf bytes ahead
+// (ra_x8_prefetch).
 typedef void (*ra_x8_rows_fn)(int64_t n, const void *w, int64_t groups, const void *x, const float *side, float *out, int64_t pf);
 // The file type's kernel in AVX2 (x8_rows_avx2.c) and with AVX-512 VNNI (x8_rows_vnni.c), or NULL off x86 or for a
 // type that is not repacked.

@@ -22,14 +22,13 @@
 // The bits are the one-row dots': per row and super-block the exact int32 sums I (scale · quant · activation) and M
 // (min · activation block sum), then Q4_K acc = fma(I, d · d_x, acc), acc = fnmadd(M, dmin · d_x, acc), super-block
 // after super-block; Q5_K acc = fma(I, d · d_x, acc) and accm = fma(M, dmin · d_x, accm), acc - accm at the end; Q6_K
-// acc = fma(I - 32 · Σ_j sc_j · bsums_j, d · d_x, acc); the
-// 32-element types c = fma(I, d · d_x, c) (then c = fma(m, s_x, c) with a min) into chain c = block mod 4,
-// (c0 + c1) + (c2 + c3) at the end, where Q4_0's and Q5_0's I is the unsigned quants' sum less 8 or 16 · Σ x. The
-// kernels are in x8_rows_impl.h: AVX2's, and AVX-512 VNNI's, whose vpdpbusd sums a quartet's 4 products straight into
-// int32 (no int16 step, then a sub-block's scale by vpmulld; the signed levels of IQ4 and Q8_0 +128, 128 · Σ x taken off
-// exactly): the same exact integers, in cache 1.2-2x as fast on a Zen 4 EPYC (engine-notes "Stop 45"). Paths
-// and shapes without these kernels convert a range of rows back to the file's layout in a per-thread buffer and run
-// the path's own kernels on them, so every path keeps its results exactly.
+// acc = fma(I - 32 · Σ_j sc_j · bsums_j, d · d_x, acc); the 32-element types c = fma(I, d · d_x, c) (then c = fma(m,
+// s_x, c) with a min) into chain c = block mod 4, (c0 + c1) + (c2 + c3) at the end, where Q4_0's and Q5_0's I is the
+// unsigned quants' sum less 8 or 16 · Σ x. The kernels are in x8_rows_impl.h: AVX2's, and AVX-512 VNNI's, whose
+// vpdpbusd sums a quartet's 4 products straight into int32 (no int16 step, then a sub-block's scale by vpmulld; the
+// signed levels of IQ4 and Q8_0 +128, 128 · Σ x taken off exactly): the same exact integers, in cache 1.2-2x as fast on
+// a Zen 4 EPYC (engine-notes "Stop 45"). Paths and shapes without these kernels convert a range of rows back to the
+// file's layout in a per-thread buffer and run the path's own kernels on them, so every path keeps its results exactly.
 #include "ckernels.h"
 #include "kernels_internal.h"
 

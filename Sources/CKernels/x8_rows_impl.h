@@ -11,7 +11,6 @@
 
 #define X8_INLINE X8_FN static inline __attribute__((always_inline))
 
-
 // Dword lane r of a vector from a 128-bit source s holding bytes [v(j, 0..7), v(j + 1, 0..7)] broadcast to both halves:
 // k4x8_pick(odd) gives (v(j + odd, r), v(j + odd, r)) as two int16 (a sub-block's scale for vpmaddwd against the two
 // pair sums of a lane), k4x8_pair gives (v(j, r), v(j + 1, r)) (two sub-blocks' mins against two block sums).
@@ -34,14 +33,14 @@ RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
 }
 
 // Step k of a super-block's `positions` steps of work (a loop's iterations in order) through its gb bytes at p: at each
-// quarter of the work, that quarter of the block's lines prefetched pf bytes ahead (x8_prefetch). Called from the
-// loop whose iterations give the best code where pf is 0 too (x8_ab.sh in L2, engine-notes "Stop 40"). On the Zen 1 EPYC
+// quarter of the work, that quarter of the block's lines prefetched pf bytes ahead (x8_prefetch). Called from the loop
+// whose iterations give the best code where pf is 0 too (x8_ab.sh in L2, engine-notes "Stop 40"). On the Zen 1 EPYC
 // four such bursts a super-block decode faster than the whole block's 11-27 lines prefetched at its start, which seems
 // to stall on the core's outstanding misses (Qwen3-0.6B-shaped files, tg64, 2 threads, bench/engine/ab.sh, medians of
 // 7: Q4_K_M 1.26-1.40x, Q5_K_M 1.32x, Q3_K_M and Q2_K 1.17x, IQ4_XS 1.00x, Gemma 3 270M 1.04x); one line a step gave
-// 1.17x the block's start; against 4 bursts, 8 gave 0.94x and 2 gave 0.92x. The 32-element types' blocks are 2-5
-// lines, prefetched at each block (b32x8_rows): a burst every 4 blocks was 0.64-0.98x (bench/results/engine-notes.md
-// "Stop 40").
+// 1.17x the block's start; against 4 bursts, 8 gave 0.94x and 2 gave 0.92x. The 32-element types' blocks are 2-5 lines,
+// prefetched at each block (b32x8_rows): a burst every 4 blocks was 0.64-0.98x (bench/results/engine-notes.md "Stop
+// 40").
 enum { X8_PREFETCH_BURSTS = 4 };
 RA_AVX2_INLINE void x8_prefetch_step(const uint8_t *p, int64_t gb, int64_t pf, int k, int positions) {
     const int per = positions / X8_PREFETCH_BURSTS;
@@ -61,12 +60,12 @@ RA_AVX2_INLINE __m256i k4x8_pair(void) {
     return _mm256_setr_epi8(0, z, 8, z, 1, z, 9, z, 2, z, 10, z, 3, z, 11, z, 4, z, 12, z, 5, z, 13, z, 6, z, 14, z, 7, z, 15, z);
 }
 
-// Σ_j scale_j · Σ quant · activation over one super-block of 8 repacked Q4_K (five = 0) or Q5_K rows at pi for each row,
-// the exact int32 of the one-row dots, prefetching pf bytes ahead (x8_prefetch_step).
+// Σ_j scale_j · Σ quant · activation over one super-block of 8 repacked Q4_K (five = 0) or Q5_K rows at pi for each
+// row, the exact int32 of the one-row dots, prefetching pf bytes ahead (x8_prefetch_step).
 #if X8_VNNI
-// vpdpbusd sums a quartet's 4 products straight into int32, a sub-block's 8 quartets in one register, then times its
-// 8 rows' scales (vpmulld). Q4_K's high nibbles are taken in place (16 · quant: the bytes anded with 0xF0, a shift fewer a
-// vector), their sums apart and shifted back exactly once (at most 4 · 63 · 32 · 240 · 128 < 2^31).
+// vpdpbusd sums a quartet's 4 products straight into int32, a sub-block's 8 quartets in one register, then times its 8
+// rows' scales (vpmulld). Q4_K's high nibbles are taken in place (16 · quant: the bytes anded with 0xF0, a shift fewer
+// a vector), their sums apart and shifted back exactly once (at most 4 · 63 · 32 · 240 · 128 < 2^31).
 X8_INLINE __m256i k4x8_isum(const uint8_t *pi, const int8_t *y, const int five, const int64_t pf) {
     const int64_t gb = five ? RA_Q5_K_X8_GROUP_BYTES : RA_Q4_K_X8_GROUP_BYTES, oqs = five ? K4X8_QS5 : K4X8_QS4;
     const k4x8_head *h = (const k4x8_head *)(const void *)pi;
@@ -198,11 +197,11 @@ RA_AVX2_INLINE __m256i k16x8_bsum_dot(const uint8_t *s, const blk_q8_k *b, const
     return sum;
 }
 
-// Σ_j sc_j · Σ quant · activation over one super-block of 8 repacked Q6_K rows at pi (quants 0..63, the offset 32 left to
-// the caller), each row's exact int32, prefetching pf bytes ahead. A quartet of 8 rows meets the activation's 4 bytes
-// broadcast: with VNNI a sub-block's 4 quartets go straight into int32 by vpdpbusd, then times the 8 rows' scales
-// (vpmulld on the sign-extended bytes); without, one vpmaddubsw each, two quartets added in int16 (4 · 63 · 128 = 32256)
-// before one vpmaddwd with the scales.
+// Σ_j sc_j · Σ quant · activation over one super-block of 8 repacked Q6_K rows at pi (quants 0..63, the offset 32 left
+// to the caller), each row's exact int32, prefetching pf bytes ahead. A quartet of 8 rows meets the activation's 4
+// bytes broadcast: with VNNI a sub-block's 4 quartets go straight into int32 by vpdpbusd, then times the 8 rows' scales
+// (vpmulld on the sign-extended bytes); without, one vpmaddubsw each, two quartets added in int16 (4 · 63 · 128 =
+// 32256) before one vpmaddwd with the scales.
 enum { Q6X8_RUN = X8_VNNI ? 4 : 2 };
 X8_INLINE __m256i q6x8_isum(const uint8_t *pi, const int8_t *y, const int64_t pf) {
 #if !X8_VNNI
@@ -273,16 +272,16 @@ X8_FN static void X8_ROWS(q6_k)(int64_t n, const void *w, int64_t groups, const 
 }
 
 // Σ_j sc_j · Σ quant · activation over one super-block of 8 repacked Q3_K (three = 1) or Q2_K rows at pi, each row's
-// exact int32, into *isum; Q2_K's runs 1 and 3 (4 times their quants, q2x8_quants_v: two operations fewer a vector) into
-// *isum4 (4 times an integer). Per 16 elements of a sub-block, 4 quartets of 8 rows against the activation's 4 bytes
-// broadcast: with VNNI straight into int32 by vpdpbusd, then times the 8 rows' scales (vpmulld); without, one
+// exact int32, into *isum; Q2_K's runs 1 and 3 (4 times their quants, q2x8_quants_v: two operations fewer a vector)
+// into *isum4 (4 times an integer). Per 16 elements of a sub-block, 4 quartets of 8 rows against the activation's 4
+// bytes broadcast: with VNNI straight into int32 by vpdpbusd, then times the 8 rows' scales (vpmulld); without, one
 // vpmaddubsw each, added in int16 (at most 4 · 2 · 12 · 127 = 12192) before one vpmaddwd with the scales.
 X8_INLINE void k16x8_isum(const uint8_t *pi, const int8_t *y, const int three, const int64_t pf, __m256i *isum_out, __m256i *isum4_out) {
     const int64_t gb = three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
     const int osc = three ? Q3X8_SC : Q2X8_SC;
 #if !X8_VNNI
-    // a sub-block's 8 scale bytes [j][0..7] and the next's [j + 1][0..7]: Q3_K into each int16's high byte (then vpsraw 8
-    // sign-extends), Q2_K into its low byte (then the low nibble is the scale)
+    // a sub-block's 8 scale bytes [j][0..7] and the next's [j + 1][0..7]: Q3_K into each int16's high byte (then vpsraw
+    // 8 sign-extends), Q2_K into its low byte (then the low nibble is the scale)
     const __m256i pick0 = three ? q6x8_pick(0, 0) : k4x8_pick(0), pick1 = three ? q6x8_pick(8, 8) : k4x8_pick(1);
     const __m256i low4 = _mm256_set1_epi16(15);
 #endif
@@ -335,10 +334,10 @@ X8_INLINE void k16x8_isum(const uint8_t *pi, const int8_t *y, const int three, c
 }
 
 // Q3_K (three = 1) and Q2_K: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the
-// activation row b, the bits of the one-row dots (k16_dot): per super-block each row's exact int32 sum I of scale · quant
-// · activation over the unsigned quants (Q3_K 0..7, Q2_K 0..3; k16x8_isum), Q3_K's offset 4 taken off as
-// 4 · Σ_j sc_j · bsums_j, Q2_K's M = Σ_j min_j · bsums_j; then acc = fma(I, d · d_x, acc) (Q2_K: acc = fnmadd(M, dmin
-// · d_x, acc)). Q2_K's isum4 is shifted back exactly once per super-block.
+// activation row b, the bits of the one-row dots (k16_dot): per super-block each row's exact int32 sum I of scale ·
+// quant · activation over the unsigned quants (Q3_K 0..7, Q2_K 0..3; k16x8_isum), Q3_K's offset 4 taken off as 4 · Σ_j
+// sc_j · bsums_j, Q2_K's M = Σ_j min_j · bsums_j; then acc = fma(I, d · d_x, acc) (Q2_K: acc = fnmadd(M, dmin · d_x,
+// acc)). Q2_K's isum4 is shifted back exactly once per super-block.
 X8_INLINE void k16x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int three, const int64_t pf) {
     const int64_t gb = three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES;
     const int osc = three ? Q3X8_SC : Q2X8_SC;
@@ -368,9 +367,9 @@ RA_KX8_ROWS(q3_k, k16x8_group, RA_Q3_K_X8_GROUP_BYTES, 1)
 RA_KX8_ROWS(q2_k, k16x8_group, RA_Q2_K_X8_GROUP_BYTES, 0)
 
 // One quartet vector of 8 IQ4 rows at q (dword r: 4 bytes of row r's nibbles) against its activations: the low nibbles'
-// levels against y[0..4), the high ones' against y[16..20), each through vpsignb (the activations' signs onto the levels)
-// and vpmaddubsw with their magnitudes ya; each half's pair sums (at most 2 · 127 · 127) meet w (row r's int16 block
-// scale, or 1) in its own vpmaddwd, as two of them would overflow int16.
+// levels against y[0..4), the high ones' against y[16..20), each through vpsignb (the activations' signs onto the
+// levels) and vpmaddubsw with their magnitudes ya; each half's pair sums (at most 2 · 127 · 127) meet w (row r's int16
+// block scale, or 1) in its own vpmaddwd, as two of them would overflow int16.
 X8_INLINE __m256i iq4x8_quartet(const uint8_t *q, const int8_t *y, const int8_t *ya, const __m256i lut, const __m256i w) {
     const __m256i m4 = _mm256_set1_epi8(15), v = _mm256_loadu_si256((const __m256i *)(const void *)q);
     const __m256i lo = _mm256_shuffle_epi8(lut, _mm256_and_si256(v, m4));
@@ -397,9 +396,9 @@ X8_INLINE __m256i iq4x8_vnni_block(const uint8_t *q, const int8_t *y, const __m2
 }
 #endif
 
-// IQ4_XS: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the activation row b, the bits
-// of dot_iq4_xs: per super-block each row's exact int32 sum I = Σ_j scale_j · Σ level · activation, then acc = fma(I,
-// d · d_x, acc).
+// IQ4_XS: out[0..8) = the dots of one group of 8 repacked rows (ns super-blocks at p) with the activation row b, the
+// bits of dot_iq4_xs: per super-block each row's exact int32 sum I = Σ_j scale_j · Σ level · activation, then acc =
+// fma(I, d · d_x, acc).
 #if X8_VNNI
 // Each block's exact sum (iq4x8_vnni_block, 128 · Σ y from Q8_K's block sums) times the 8 rows' scales (vpmulld).
 X8_INLINE __m256i iq4x8_isum(const uint8_t *pi, const blk_q8_k *b, const __m256i lut, const int64_t pf) {
@@ -501,10 +500,10 @@ X8_FN static void X8_ROWS(iq4_nl)(int64_t n, const void *w, int64_t groups, cons
 
 #if X8_VNNI
 // A block of 8 rows (quartets at q, fifth bits at qh) against the activation's 32 bytes y with vpdpbusd, which sums a
-// quartet's 4 products straight into int32: for the 4-bit types the low nibbles' sum and the high nibbles' taken in place
-// (16 · quant, the bytes anded with 0xF0: a shift fewer a vector), apart, the second shifted back exactly; the 5-bit ones
-// split as split_quants does; Q8_0's quants +128 as unsigned bytes (vpdpbusd multiplies unsigned by signed), the caller
-// taking 128 · Σ y off in float as it takes 8 · Σ y off Q4_0's (the same exact integer, so the same bits).
+// quartet's 4 products straight into int32: for the 4-bit types the low nibbles' sum and the high nibbles' taken in
+// place (16 · quant, the bytes anded with 0xF0: a shift fewer a vector), apart, the second shifted back exactly; the
+// 5-bit ones split as split_quants does; Q8_0's quants +128 as unsigned bytes (vpdpbusd multiplies unsigned by signed),
+// the caller taking 128 · Σ y off in float as it takes 8 · Σ y off Q4_0's (the same exact integer, so the same bits).
 X8_INLINE __m256i b32x8_vnni_block(const uint8_t *q, const uint8_t *qh_at, const int8_t *y, const int t) {
     const int five = t == B32_Q5_0 || t == B32_Q5_1;
     __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();

@@ -11,12 +11,12 @@
 // path with the scalar one).
 //
 // Files: quants.c (formats, conversions, quantize/dequantize), dot_scalar.c, dot_avx2.c + dot_avx2_k.c (dots, rows,
-// multi-row kernels) and matmul_avx2_b32.c + matmul_avx2_k.c (batch panels),
-// dot_avx512.c and dot_avx512vnni.c (both built from dot_avx512_impl.h), dot_neon.c and dot_neon_k.c (+ ops_neon.c for
-// quantization and float ops on aarch64), x8.c (Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, the IQ4 and the 32-element types repacked at
-// load; their decode kernels in x8_rows_impl.h, built as x8_rows_avx2.c and x8_rows_vnni.c), dispatch.c (CPU features, ra_vec_dot, ra_matmul_rows). All functions are thread-safe;
-// weight and activation rows need only the alignment of their block (2 bytes; 4 for Q8_K and F32), except repacked
-// rows (32 bytes, ra_x8_repack).
+// multi-row kernels) and matmul_avx2_b32.c + matmul_avx2_k.c (batch panels), dot_avx512.c and dot_avx512vnni.c (both
+// built from dot_avx512_impl.h), dot_neon.c and dot_neon_k.c (+ ops_neon.c for quantization and float ops on aarch64),
+// x8.c (Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, the IQ4 and the 32-element types repacked at load; their decode kernels in
+// x8_rows_impl.h, built as x8_rows_avx2.c and x8_rows_vnni.c), dispatch.c (CPU features, ra_vec_dot, ra_matmul_rows).
+// All functions are thread-safe; weight and activation rows need only the alignment of their block (2 bytes; 4 for Q8_K
+// and F32), except repacked rows (32 bytes, ra_x8_repack).
 #ifndef RUNANYWHERE_CKERNELS_H
 #define RUNANYWHERE_CKERNELS_H
 #include <stddef.h>

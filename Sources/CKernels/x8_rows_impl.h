@@ -271,6 +271,24 @@ X8_FN static void X8_ROWS(q6_k)(int64_t n, const void *w, int64_t groups, const 
     for (int64_t g8 = 0; g8 < groups; g8++) q6x8_group(ns, (const uint8_t *)w + g8 * ns * RA_Q6_K_X8_GROUP_BYTES, x, out + 8 * g8, pf);
 }
 
+#if X8_VNNI
+// q3x8_quants_v with AVX-512's vpternlogd, for vpdpbusd: one vpternlogd takes the two-bit fields from v (or v >> 2) where
+// 0x33 has bits and everything else from the third bits' vector, which also leaves the other runs' third bits at bits 3
+// and 7; the masks 0x07 and 0x70 drop them. Runs 0 and 1 come out as quants (0..7), runs 2 and 3 in place as 16 times
+// theirs (no shift; the caller shifts their int32 sums back exactly). 8-10 operations against 14-15.
+X8_INLINE void q3x8_quants_vnni(__m256i v, __m256i hm, const int h, __m256i q[4]) {
+    enum { A_WHERE_C_ELSE_B = 0xE4 };   // vpternlogd's table of (c ? a : b), bit by bit; a is the index's high bit
+    const __m256i m33 = _mm256_set1_epi8(0x33), m07 = _mm256_set1_epi8(7), m70 = _mm256_set1_epi8(0x70);
+    const __m256i w = _mm256_ternarylogic_epi32(v, h ? _mm256_slli_epi16(hm, 2) : hm, m33, A_WHERE_C_ELSE_B);
+    const __m256i z = _mm256_ternarylogic_epi32(_mm256_srli_epi16(v, 2), h ? _mm256_slli_epi16(hm, 1) : _mm256_srli_epi16(hm, 1), m33,
+                                                A_WHERE_C_ELSE_B);
+    q[0] = _mm256_and_si256(w, m07);
+    q[1] = _mm256_and_si256(z, m07);
+    q[2] = _mm256_and_si256(w, m70);
+    q[3] = _mm256_and_si256(z, m70);
+}
+#endif
+
 // Σ_j sc_j · Σ quant · activation over one super-block of 8 repacked Q3_K (three = 1) or Q2_K rows at pi, each row's
 // exact int32, into *isum; Q2_K's runs 1 and 3 (4 times their quants, q2x8_quants_v: two operations fewer a vector)
 // into *isum4 (4 times an integer). Per 16 elements of a sub-block, 4 quartets of 8 rows against the activation's 4
@@ -286,6 +304,9 @@ X8_INLINE void k16x8_isum(const uint8_t *pi, const int8_t *y, const int three, c
     const __m256i low4 = _mm256_set1_epi16(15);
 #endif
     __m256i isum = _mm256_setzero_si256(), isum4 = _mm256_setzero_si256();
+#if X8_VNNI
+    __m256i isum16 = _mm256_setzero_si256();   // Q3_K's runs 2 and 3, 16 times their quants (q3x8_quants_vnni)
+#endif
     RA_UNROLL
     for (int h = 0; h < 2; h++) {
         RA_UNROLL
@@ -300,7 +321,11 @@ X8_INLINE void k16x8_isum(const uint8_t *pi, const int8_t *y, const int three, c
             for (int e = 4 * a; e < 4 * a + 4; e++) {
                 __m256i q[4];
                 const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(pi + K16X8_QS(h, e)));
+#if X8_VNNI
+                if (three) q3x8_quants_vnni(v, _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)), h, q);
+#else
                 if (three) q3x8_quants_v(v, _mm256_loadu_si256((const __m256i *)(const void *)(pi + Q3X8_HM + 32 * e)), h, q);
+#endif
                 else q2x8_quants_v(v, q);
                 RA_UNROLL
                 for (int c = 0; c < 4; c++) {
@@ -325,10 +350,16 @@ X8_INLINE void k16x8_isum(const uint8_t *pi, const int8_t *y, const int three, c
                 const __m256i prod = _mm256_madd_epi16(t[c], sc);
 #endif
                 if (!three && (c & 1)) isum4 = _mm256_add_epi32(isum4, prod);
+#if X8_VNNI
+                else if (three && c >= 2) isum16 = _mm256_add_epi32(isum16, prod);
+#endif
                 else isum = _mm256_add_epi32(isum, prod);
             }
         }
     }
+#if X8_VNNI
+    if (three) isum = _mm256_add_epi32(isum, _mm256_srai_epi32(isum16, 4));
+#endif
     *isum_out = isum;
     *isum4_out = isum4;
 }

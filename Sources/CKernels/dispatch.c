@@ -456,7 +456,9 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
             } else if (source == RA_Q3_K || source == RA_Q2_K) {   // (on the Q6_K panels; file rows have none)
                 const int64_t bytes = RA_Q6_K_BATCH_SCRATCH(n);
                 uint8_t *scratch = ra_thread_scratch(bytes);
-                if (scratch && ra_matmul_k16_low_x8_avx2(source == RA_Q3_K, w, n, x, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+                if (scratch && ra_matmul_k16_low_x8_avx2(source == RA_Q3_K, xpath == RA_PATH_AVX512_VNNI, w, n, x, nb, out, out_stride,
+                                                         r0, r1, scratch, bytes))
+                    return;
             } else {
                 const int five = source == RA_Q5_K, vnni = xpath == RA_PATH_AVX2_VNNI;
                 const int64_t bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);

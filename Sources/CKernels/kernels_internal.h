@@ -534,8 +534,9 @@ int ra_matmul_q6_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // RA_Q3_K_X8 (three = 1) or RA_Q2_K_X8 weights × nb Q8_K activation rows on the same panels (packed from the groups:
 // quants 0..7 / 0..3, the offset 4 or the mins through the block sums), rows as above; the bits of the one-row dots.
-int ra_matmul_k16_low_x8_avx2(int three, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                              int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// vnni: the panels run with AVX-512 VNNI's 256-bit vpdpbusd (only where the CPU has AVX-512 VNNI).
+int ra_matmul_k16_low_x8_avx2(int three, int vnni, const void *w, int64_t n, const void *x, int64_t nb, float *out,
+                              int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // RA_Q4_0_X8 / RA_Q5_0_X8 / RA_Q4_1_X8 / RA_Q5_1_X8 / RA_Q8_0_X8 weights (type x8) × nb Q8_0 or Q8_1 activation rows: the AVX2
 // panels of the file's type packed from the repacked groups (matmul_avx2_b32.c; scratch RA_B32_BATCH_SCRATCH(n, nb)),
 // also what the AVX2_VNNI path runs for them (its panels give the same bits). Rows [r0, r1) must start and end at

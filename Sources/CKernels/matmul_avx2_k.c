@@ -394,70 +394,107 @@ RA_AVX2 static void q6_k_pack_panel8(const uint8_t *W, int64_t wrow, int64_t ns,
     }
 }
 
-RA_AVX2_INLINE void k16_panel8_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x, int64_t xs, float *out, int64_t os, int nr,
-                                  const int nx, const int t) {
-    __m256 acc[PANEL8_GROUP];
-    for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();
-    for (int64_t i = 0; i < ns; i++) {
-        const q6_k_panel8 *pi = p + i;
-        const blk_q8_k *y[PANEL8_GROUP];
-        __m256i si[PANEL8_GROUP];
-        for (int k = 0; k < nx; k++) {
-            y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
-            si[k] = _mm256_setzero_si256();
+// A super-block of a panel done: each activation row's offset or mins from its block sums, then in float exactly as the
+// one-row dots (k16_dot): acc = fma(sum, d · d_x, acc), the offset in the sum (Q6_K 32, Q3_K 4); Q2_K then
+// acc = fnmadd(M, dmin · d_x, acc) with its mins' sum M.
+RA_AVX2_INLINE void k16_panel8_finish(const q6_k_panel8 *pi, const blk_q8_k *const y[PANEL8_GROUP], const __m256i si[PANEL8_GROUP],
+                                      __m256 acc[PANEL8_GROUP], const int nx, const int t) {
+    const __m256 d = _mm256_load_ps(pi->d);
+    for (int k = 0; k < nx; k++) {
+        __m256i so = _mm256_setzero_si256();
+        RA_UNROLL
+        for (int q = 0; q < 8; q++) {
+            int32_t b2;
+            memcpy(&b2, y[k]->bsums + 2 * q, 4);
+            so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
         }
-        for (int j = 0; j < 16; j++) {
-            const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
-            RA_UNROLL
-            for (int half = 0; half < 2; half++) {
-                const int e = 4 * j + 2 * half;
-                const __m256i w0 = _mm256_load_si256((const __m256i *)pi->q[e]), w1 = _mm256_load_si256((const __m256i *)pi->q[e + 1]);
-                for (int k = 0; k < nx; k++) {
-                    const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(y[k]->qs + 4 * e)),
-                                                       _mm256_maddubs_epi16(w1, bcast4(y[k]->qs + 4 * e + 4)));
-                    si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s, sc));
-                }
-            }
+        const __m256 dy = _mm256_set1_ps(y[k]->d);
+        if (t == K16_Q2) {
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dy), acc[k]);
+            acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(so), _mm256_mul_ps(_mm256_load_ps(pi->dmin), dy), acc[k]);
+        } else {
+            const __m256i off = t == K16_Q6 ? _mm256_slli_epi32(so, 5) : _mm256_slli_epi32(so, 2);
+            acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], off)), _mm256_mul_ps(d, dy), acc[k]);
         }
-        const __m256 d = _mm256_load_ps(pi->d);
-        for (int k = 0; k < nx; k++) {
-            __m256i so = _mm256_setzero_si256();
-            RA_UNROLL
-            for (int q = 0; q < 8; q++) {
-                int32_t b2;
-                memcpy(&b2, y[k]->bsums + 2 * q, 4);
-                so = _mm256_add_epi32(so, _mm256_madd_epi16(_mm256_load_si256((const __m256i *)pi->scp[q]), _mm256_set1_epi32(b2)));
-            }
-            // in float exactly as the one-row dots (k16_dot): acc = fma(sum, d · d_x, acc), the offset in the sum
-            // (Q6_K 32, Q3_K 4); Q2_K then acc = fnmadd(M, dmin · d_x, acc) with its mins' sum M
-            const __m256 dy = _mm256_set1_ps(y[k]->d);
-            if (t == K16_Q2) {
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si[k]), _mm256_mul_ps(d, dy), acc[k]);
-                acc[k] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(so), _mm256_mul_ps(_mm256_load_ps(pi->dmin), dy), acc[k]);
-            } else {
-                const __m256i off = t == K16_Q6 ? _mm256_slli_epi32(so, 5) : _mm256_slli_epi32(so, 2);
-                acc[k] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_sub_epi32(si[k], off)), _mm256_mul_ps(d, dy), acc[k]);
+    }
+}
+
+// A super-block's sums for each activation row k < nx: si[k] lane r = Σ_j sc_j · Σ quant · activation over row r's 16
+// sub-blocks, the quants as the panel keeps them (the offset and the mins left to k16_panel8_finish).
+RA_AVX2_INLINE void k16_panel8_sums(const q6_k_panel8 *pi, const blk_q8_k *const y[PANEL8_GROUP], __m256i si[PANEL8_GROUP], const int nx) {
+    for (int j = 0; j < 16; j++) {
+        const __m256i sc = _mm256_load_si256((const __m256i *)pi->sc[j]);
+        RA_UNROLL
+        for (int half = 0; half < 2; half++) {
+            const int e = 4 * j + 2 * half;
+            const __m256i w0 = _mm256_load_si256((const __m256i *)pi->q[e]), w1 = _mm256_load_si256((const __m256i *)pi->q[e + 1]);
+            for (int k = 0; k < nx; k++) {
+                const __m256i s = _mm256_add_epi16(_mm256_maddubs_epi16(w0, bcast4(y[k]->qs + 4 * e)),
+                                                   _mm256_maddubs_epi16(w1, bcast4(y[k]->qs + 4 * e + 4)));
+                si[k] = _mm256_add_epi32(si[k], _mm256_madd_epi16(s, sc));
             }
         }
     }
-    for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);
 }
 
-#define RA_K16_PANEL8_RUN(name, t)                                                                                          \
-    RA_AVX2 static void name(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row, \
-                             float *out, int64_t os, int nr, int nx) {                                                     \
+// The same sums with AVX-512 VNNI's 256-bit vpdpbusd, for Q3_K and Q2_K on the avx512-vnni path (which has no 16-row
+// panels for them: stop 44 measured those no faster): a sub-block's 4 quartets against each activation row go straight
+// into int32, then times the 8 rows' scale (vpmulld; the panel keeps it as an int16 pair (s, s), taken as s by an
+// arithmetic shift). The same integers, so the same bits.
+#define RA_VNNI256 __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")))
+RA_VNNI256 static inline __attribute__((always_inline)) void k16_panel8_sums_vnni(const q6_k_panel8 *pi, const blk_q8_k *const y[PANEL8_GROUP],
+                                                                                 __m256i si[PANEL8_GROUP], const int nx) {
+    for (int j = 0; j < 16; j++) {
+        const __m256i sc = _mm256_srai_epi32(_mm256_load_si256((const __m256i *)pi->sc[j]), 16);
+        __m256i w[4];
+        RA_UNROLL
+        for (int e = 0; e < 4; e++) w[e] = _mm256_load_si256((const __m256i *)pi->q[4 * j + e]);
+        for (int k = 0; k < nx; k++) {
+            __m256i s = _mm256_setzero_si256();
+            RA_UNROLL
+            for (int e = 0; e < 4; e++) s = _mm256_dpbusd_epi32(s, w[e], bcast4(y[k]->qs + 16 * j + 4 * e));
+            si[k] = _mm256_add_epi32(si[k], _mm256_mullo_epi32(s, sc));
+        }
+    }
+}
+
+// The panel run of type t (K16_*) against nx = 1..4 activation rows, its super-blocks' sums by `sums`
+// (k16_panel8_sums or k16_panel8_sums_vnni, in a function of target `attr`); name##_m is instantiated per nx so its
+// loops unroll.
+#define RA_K16_PANEL8_RUN(name, attr, sums, t)                                                                              \
+    attr static inline __attribute__((always_inline)) void name##_m(int64_t ns, const q6_k_panel8 *p, const uint8_t *x,     \
+                                                                    int64_t xs, float *out, int64_t os, int nr, const int nx) { \
+        __m256 acc[PANEL8_GROUP];                                                                                           \
+        for (int k = 0; k < nx; k++) acc[k] = _mm256_setzero_ps();                                                          \
+        for (int64_t i = 0; i < ns; i++) {                                                                                  \
+            const q6_k_panel8 *pi = p + i;                                                                                  \
+            const blk_q8_k *y[PANEL8_GROUP];                                                                                \
+            __m256i si[PANEL8_GROUP];                                                                                       \
+            for (int k = 0; k < nx; k++) {                                                                                  \
+                y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;                                                    \
+                si[k] = _mm256_setzero_si256();                                                                             \
+            }                                                                                                               \
+            sums(pi, y, si, nx);                                                                                            \
+            k16_panel8_finish(pi, y, si, acc, nx, t);                                                                       \
+        }                                                                                                                   \
+        for (int k = 0; k < nx; k++) store_rows8(out + k * os, acc[k], nr);                                                 \
+    }                                                                                                                       \
+    attr static void name(int64_t ns, const void *panel, const uint8_t *x, int64_t xs, const uint8_t *side, int64_t side_row, \
+                          float *out, int64_t os, int nr, int nx) {                                                        \
         (void)side;   /* the block sums are read from the activations */                                                    \
         (void)side_row;                                                                                                     \
         switch (nx) {                                                                                                       \
-        case 4: k16_panel8_m(ns, panel, x, xs, out, os, nr, 4, t); break;                                                   \
-        case 3: k16_panel8_m(ns, panel, x, xs, out, os, nr, 3, t); break;                                                   \
-        case 2: k16_panel8_m(ns, panel, x, xs, out, os, nr, 2, t); break;                                                   \
-        default: k16_panel8_m(ns, panel, x, xs, out, os, nr, 1, t); break;                                                  \
+        case 4: name##_m(ns, panel, x, xs, out, os, nr, 4); break;                                                          \
+        case 3: name##_m(ns, panel, x, xs, out, os, nr, 3); break;                                                          \
+        case 2: name##_m(ns, panel, x, xs, out, os, nr, 2); break;                                                          \
+        default: name##_m(ns, panel, x, xs, out, os, nr, 1); break;                                                         \
         }                                                                                                                   \
     }
-RA_K16_PANEL8_RUN(q6_k_panel8_run, K16_Q6)
-RA_K16_PANEL8_RUN(q3_k_panel8_run, K16_Q3)
-RA_K16_PANEL8_RUN(q2_k_panel8_run, K16_Q2)
+RA_K16_PANEL8_RUN(q6_k_panel8_run, RA_AVX2, k16_panel8_sums, K16_Q6)
+RA_K16_PANEL8_RUN(q3_k_panel8_run, RA_AVX2, k16_panel8_sums, K16_Q3)
+RA_K16_PANEL8_RUN(q2_k_panel8_run, RA_AVX2, k16_panel8_sums, K16_Q2)
+RA_K16_PANEL8_RUN(q3_k_panel8_vnni_run, RA_VNNI256, k16_panel8_sums_vnni, K16_Q3)
+RA_K16_PANEL8_RUN(q2_k_panel8_vnni_run, RA_VNNI256, k16_panel8_sums_vnni, K16_Q2)
 
 // Rows repacked at load (RA_Q6_K_X8, RA_Q3_K_X8, RA_Q2_K_X8, x8.c): the groups hold the 8 rows' quant vectors side by
 // side, so the quants of a panel come out of q6_k_quants_v, q3x8_quants_v or k16_low_quants_v already transposed, and
@@ -541,7 +578,8 @@ int ra_matmul_q6_k_x8_avx2(const void *w, int64_t n, const void *x, int64_t nb, 
 }
 
 // Q3_K (three = 1) and Q2_K batches of repacked groups (rows from and to multiples of 8) on the Q6_K panels.
-int ra_matmul_k16_low_x8_avx2(int three, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+// vnni: the panels run with AVX-512 VNNI's 256-bit vpdpbusd (k16_panel8_vnni_m).
+int ra_matmul_k16_low_x8_avx2(int three, int vnni, const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                               int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
     const int64_t ns = n / QK_K;
     if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || r0 % 8 != 0 || r1 % 8 != 0) return 0;
@@ -549,7 +587,7 @@ int ra_matmul_k16_low_x8_avx2(int three, const void *w, int64_t n, const void *x
     const int64_t wrow = ns * (three ? RA_Q3_K_X8_GROUP_BYTES : RA_Q2_K_X8_GROUP_BYTES) / 8, xrow = ns * (int64_t)sizeof(blk_q8_k);
     void *panel = (void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
     panel8_matmul(w, wrow, ns, x, xrow, nb, NULL, 0, out, out_stride, r0, r1, panel, three ? q3_k_x8_pack_panel8 : q2_k_x8_pack_panel8,
-                  three ? q3_k_panel8_run : q2_k_panel8_run);
+                  three ? (vnni ? q3_k_panel8_vnni_run : q3_k_panel8_run) : (vnni ? q2_k_panel8_vnni_run : q2_k_panel8_run));
     return 1;
 }
 

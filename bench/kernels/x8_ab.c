@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "paths.h"
 #include "trial.h"
 
 static int same(const float *a, const float *b, int64_t k) { return memcmp(a, b, (size_t)k * sizeof(float)) == 0; }
@@ -39,12 +40,15 @@ int main(int argc, char **argv) {
     const int type = atoi(argv[1]), x8 = ra_x8_type(type);
     const int64_t n = atol(argv[2]), rows = atol(argv[3]);
     const int mem = getenv("X8_AB_MEMORY") && atoi(getenv("X8_AB_MEMORY"));
-    // X8_AB_CPU=PATH (avx2, avx512-vnni, ...): that path's features only, as engine-bench --cpu does
+    // X8_AB_CPU=PATH (avx2, avx512-vnni, ...): that path's features only, as engine-bench --cpu does; one this CPU
+    // cannot run is refused rather than measured on another
     int mask = -1;
     if (getenv("X8_AB_CPU")) {
-        for (int p = 0; p < 16 && mask < 0; p++)
-            if (strcmp(ra_kernel_path_name(p), getenv("X8_AB_CPU")) == 0) mask = ra_kernel_path_mask(p);
-        if (mask < 0) { fprintf(stderr, "X8_AB_CPU: no path %s\n", getenv("X8_AB_CPU")); return 2; }
+        kernel_path paths[8];
+        const int count = runnable_paths(paths, 8);
+        for (int p = 0; p < count && mask < 0; p++)
+            if (strcmp(ra_kernel_path_name(paths[p].path), getenv("X8_AB_CPU")) == 0) mask = paths[p].mask;
+        if (mask < 0) { fprintf(stderr, "X8_AB_CPU: this CPU runs no path %s\n", getenv("X8_AB_CPU")); return 2; }
     }
     ra_set_cpu_features_mask(mask);
     const int64_t wrow = ra_row_bytes(type, n), mat = wrow * rows, xmat = ra_x8_bytes(type, n, rows), bb = ra_type_block_bytes(type);

@@ -29,6 +29,19 @@ RA_AVX2 static inline int hsum_epi32(__m256i v) {
     return _mm_cvtsi128_si32(s);
 }
 
+// The sum of 32 int8 at y (an activation block's Σ y; |.| <= 32 · 128).
+RA_AVX2 static inline int sum_i8x32(const int8_t *y) {
+    const __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)y);
+    return hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), v), _mm256_set1_epi16(1)));
+}
+
+// The 16 IQ4 levels (ra_iq4_levels) in both 128-bit lanes, for vpshufb: as signed bytes, or plus 128 as unsigned ones
+// (1..241, for vpdpbusd, which multiplies unsigned bytes by signed ones).
+RA_AVX2 static inline __m256i iq4_levels256(const int plus128) {
+    const __m256i l = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
+    return plus128 ? _mm256_xor_si256(l, _mm256_set1_epi8((char)0x80)) : l;
+}
+
 // Signed int8 × signed int8 (x never -128), summed in groups of 4 into 8 int32 lanes.
 RA_AVX2 static inline __m256i dot_s8(__m256i w, __m256i x) {
     const __m256i p = _mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w));
@@ -99,8 +112,7 @@ RA_AVX2_INLINE void b32_xscales(const uint8_t *X, int64_t nblk, float *d, float 
         if (b32_min(t)) {
             s[j] = h2f(h[1]);
         } else {
-            const __m256i y = _mm256_loadu_si256((const __m256i *)(const void *)(blk + b32_xqs(t)));
-            s[j] = (float)hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), y), _mm256_set1_epi16(1)));
+            s[j] = (float)sum_i8x32((const int8_t *)(const void *)(blk + b32_xqs(t)));
         }
     }
 }

@@ -91,7 +91,7 @@ RA_AVX2_INLINE void quartet_pairs16(__m256i v, __m256i *first, __m256i *second) 
 // scaled. h[e]: dword r holds bytes 4e .. 4e + 3 of row r's 16 bytes of nibbles (block_heads8, or IQ4_XS's groups):
 // low nibbles elements 4e .. 4e + 3 (pairs 2e, 2e + 1), high nibbles 16 on (pairs 8 + 2e, 9 + 2e).
 RA_AVX2_INLINE void iq4_pairs16(int16_t (*q)[16], const __m256i h[4], __m256i sc, const int scaled) {
-    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels));
+    const __m256i lut = iq4_levels256(0);
     const __m256i m4 = _mm256_set1_epi8(15);
     for (int e = 0; e < 4; e++) {
         __m256i v[2][2];

@@ -427,7 +427,7 @@ RA_AVX2_INLINE __m256i iq4_levels(const uint8_t *qs, const __m256i lut) {
 // exact int32 sum, then its fma in the scalar dot's order. IQ4_NL reduces 4 blocks' sums of a row at a time.
 RA_AVX2_INLINE void iq4_rows(int64_t n, const void *w, const void *x, int64_t xs, float *out, int64_t os, const int nx, const int pf,
                              const int k256) {
-    const __m256i lut = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)ra_iq4_levels)), ones = _mm256_set1_epi16(1);
+    const __m256i lut = iq4_levels256(0), ones = _mm256_set1_epi16(1);
     float acc[4] = { 0, 0, 0, 0 };
     if (k256) {
         const blk_iq4_xs *a = w;

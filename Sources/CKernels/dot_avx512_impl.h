@@ -772,8 +772,7 @@ RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const flo
 // group's dword vectors are 8 rows' quartets side by side already (kernels_internal.h, IQ4X8_QS), its low nibbles block
 // j's quartet e and its high ones quartet 4 + e; the levels come from one byte shuffle.
 RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q6_k_panel *p) {
-    const __m256i lut = _mm256_add_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels)),
-                                        _mm256_set1_epi8((char)0x80));
+    const __m256i lut = iq4_levels256(1);
     const __m256i m4 = _mm256_set1_epi8(15);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel *pi = p + i;

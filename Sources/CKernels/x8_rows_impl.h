@@ -412,8 +412,8 @@ X8_INLINE __m256i iq4x8_quartet(const uint8_t *q, const int8_t *y, const int8_t 
 
 #if X8_VNNI
 // One block of 32 levels of 8 rows (its 4 quartet vectors at q, 32 bytes apart) against the activations y: the levels
-// looked up +128 (unsigned bytes, as vpdpbusd multiplies them by the signed activations; lut from iq4x8_lut) and summed
-// straight into int32, then off = 128 · Σ y taken off: each row's exact Σ level · activation.
+// looked up +128 (unsigned bytes, as vpdpbusd multiplies them by the signed activations; lut: iq4_levels256(1)) and
+// summed straight into int32, then off = 128 · Σ y taken off: each row's exact Σ level · activation.
 X8_INLINE __m256i iq4x8_vnni_block(const uint8_t *q, const int8_t *y, const __m256i lut, const int32_t off) {
     const __m256i m4 = _mm256_set1_epi8(15);
     __m256i a0 = _mm256_setzero_si256(), a1 = _mm256_setzero_si256();
@@ -444,10 +444,6 @@ X8_INLINE __m256i iq4x8_isum(const uint8_t *pi, const blk_q8_k *b, const __m256i
     }
     return isum;
 }
-// The levels +128 as unsigned bytes (iq4x8_isum).
-X8_INLINE __m256i iq4x8_lut(void) {
-    return _mm256_xor_si256(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels)), _mm256_set1_epi8((char)0x80));
-}
 #else
 // The levels are signed: a quartet of 8 rows (looked up by vpshufb) takes the activations' signs (vpsignb) and meets
 // their magnitudes, computed once per super-block for all 8 rows, in vpmaddubsw (iq4x8_quartet; Q8_K activations are
@@ -469,13 +465,11 @@ X8_INLINE __m256i iq4x8_isum(const uint8_t *pi, const blk_q8_k *b, const __m256i
     }
     return isum;
 }
-// The levels as signed bytes (iq4x8_isum).
-X8_INLINE __m256i iq4x8_lut(void) { return _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)ra_iq4_levels)); }
 #endif
 
 X8_INLINE void iq4x8_group(int64_t ns, const uint8_t *p, const blk_q8_k *b, float *out, const int unused, const int64_t pf) {
     (void)unused;
-    const __m256i lut = iq4x8_lut();
+    const __m256i lut = iq4_levels256(X8_VNNI);   // (+128 in the VNNI build, for vpdpbusd)
     __m256 acc = _mm256_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const uint8_t *pi = p + i * RA_IQ4_XS_X8_GROUP_BYTES;
@@ -497,12 +491,10 @@ X8_FN static void X8_ROWS(iq4_nl)(int64_t n, const void *w, int64_t groups, cons
     (void)side;
     const int64_t nb = n / 32;
     const blk_q8_0 *b = x;
-    const __m256i lut = iq4x8_lut();
+    const __m256i lut = iq4_levels256(X8_VNNI);   // (+128 in the VNNI build, for vpdpbusd)
 #if X8_VNNI
     int32_t off[RA_X8_MAX_COLUMNS / 32];
-    for (int64_t i = 0; i < nb; i++)
-        off[i] = 128 * hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), _mm256_loadu_si256((const __m256i *)(const void *)b[i].qs)),
-                                                    _mm256_set1_epi16(1)));
+    for (int64_t i = 0; i < nb; i++) off[i] = 128 * sum_i8x32(b[i].qs);
 #else
     const __m256i ones = _mm256_set1_epi16(1);
 #endif

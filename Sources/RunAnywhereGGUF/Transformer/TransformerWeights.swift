@@ -122,9 +122,9 @@ struct TransformerWeights: @unchecked Sendable {
     /// The file's bytes of a matrix that ``repackRows(file:pieceBytes:)`` copies at a time.
     static let repackPieceBytes = 4 << 20
 
-    /// Repacks every Q4_K, Q5_K, Q6_K, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers and the output matrix into
-    /// groups of 8 interleaved rows (ra_x8_repack), whose decode kernels compute 1.4–2.2× as fast as the one-row
-    /// kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
+    /// Repacks every Q4_K, Q5_K, Q6_K, Q3_K, Q2_K, IQ4_XS, IQ4_NL, Q4_0, Q5_0, Q4_1, Q5_1 and Q8_0 matrix of the layers
+    /// and the output matrix (the types ra_x8_bytes takes) into groups of 8 interleaved rows (ra_x8_repack), whose
+    /// decode kernels compute 1.4–2.2× as fast as the one-row kernels on AVX2, where those, not the memory, set the decode rate, and stream a group as one sequence (Q8_0:
     /// 1.2× from memory) (bench/results/engine-notes.md, "Stop 32" to "Stop 36"). The AVX-512 paths repack too
     /// (their quantized dots are the AVX2 ones; on a Zen 4 EPYC the groups decode 1.1–1.3× as fast, "Stop 44"), and
     /// AVX-512 VNNI runs the groups with `vpdpbusd` (1.2–2.0× the AVX2 kernels in cache, "Stop 45"). The results are

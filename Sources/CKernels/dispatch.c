@@ -431,8 +431,9 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
         const int xpath = ra_kernel_path();
         if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && x8_batch_vnni(weight_type, source, w, n, x, side, nb, out, out_stride, r0, r1))
             return;
-        // The rest (Q3_K, Q2_K, IQ4_NL; every type on the other paths) on the AVX2 panels packed from the groups: on a
-        // Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no faster than those (engine-notes.md, "Stop 44").
+        // The rest (Q3_K, Q2_K, IQ4_NL; every type on the other paths) on the 8-row panels packed from the groups: on a
+        // Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no faster than those (engine-notes.md, "Stop 44");
+        // on AVX-512 VNNI the Q3_K and Q2_K ones sum with 256-bit vpdpbusd ("Stop 45").
         if (nb > 1 && ra_x8_kernel(xpath)) {
             if (ra_is_b32(source)) {
                 const int64_t bytes = source == RA_Q8_0 ? RA_Q8_0_BATCH_SCRATCH(n, nb) : RA_B32_BATCH_SCRATCH(n, nb);

@@ -314,6 +314,14 @@ static int iq4_xs_wide_side(int type, int64_t n, int64_t nb, int path) {
     return type == RA_IQ4_XS && nb > 1 && n % QK_K == 0 && ra_path_is_x86_simd(path);
 }
 
+// Whether a batch of weight_type (as the product has it: file rows or repacked) runs the VNNI panels that take the Q8_K
+// activations plus 128 as side data (ra_q8_k_plus128): Q6_K's rows, file or repacked, and IQ4_XS's repacked rows on
+// AVX-512 VNNI (IQ4_XS's file rows run the int16 panels, iq4_xs_wide_side).
+static int q8_k_plus128_side(int weight_type, int64_t n, int64_t nb, int path) {
+    return (weight_type == RA_Q6_K || weight_type == RA_Q6_K_X8 || weight_type == RA_IQ4_XS_X8) && nb > 1 && n % QK_K == 0 &&
+           path == RA_PATH_AVX512_VNNI;
+}
+
 // Whether a batch of IQ4_NL runs Q8_0's int16 panels (every x86 path), with Q8_0's side data (scales, int16 rows).
 static int iq4_nl_wide_side(int type, int64_t n, int64_t nb, int path) {
     return type == RA_IQ4_NL && nb > 1 && n % 32 == 0 && ra_path_is_x86_simd(path);
@@ -324,7 +332,7 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
 #if defined(__x86_64__)
     // repacked 32-element types: their kernels take the file type's scales, on the paths that have them
     const int source = ra_x8_source(weight_type), path = ra_kernel_path();
-    if (source == RA_IQ4_XS && path == RA_PATH_AVX512_VNNI) return 0;   // its VNNI panels take the Q8_K rows as they are
+    if (q8_k_plus128_side(weight_type, n, nb, path)) return n * nb / 4;   // (n a multiple of 256: whole floats)
     if (source >= 0) weight_type = ra_x8_kernel(path) ? source : -1;
     if (nb >= 1 && n % 32 == 0 && b32_takes_side(weight_type, path))
         return 2 * (n / 32) * nb + (q8_0_wide_side(weight_type, n, nb, path) ? n * nb / 2 : 0);
@@ -336,9 +344,22 @@ int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb) {
     return 0;
 }
 
+int ra_matmul_side_layout(int weight_type, int64_t n, int64_t nb) {
+#if defined(__x86_64__)
+    if (q8_k_plus128_side(weight_type, n, nb, ra_kernel_path())) return RA_SIDE_Q8_K_PLUS128;
+#else
+    (void)n; (void)nb;
+#endif
+    return ra_vec_dot_type(weight_type);
+}
+
 void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side) {
 #if defined(__x86_64__)
     const int source = ra_x8_source(weight_type), type = source >= 0 ? source : weight_type;
+    if (q8_k_plus128_side(weight_type, n, nb, ra_kernel_path())) {
+        ra_q8_k_plus128(x, n, nb, (uint8_t *)(void *)side);
+        return;
+    }
     if (iq4_xs_wide_side(type, n, nb, ra_kernel_path())) {
         ra_iq4_xs_side_avx2(x, n, nb, side);
         return;
@@ -356,6 +377,11 @@ void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float
 }
 
 #if defined(__x86_64__)
+static int q6_k_vnni_own(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
+                         uint8_t *scratch, int64_t scratch_bytes) {
+    return ra_matmul_q6_k_vnni(w, n, x, NULL, nb, out, out_stride, r0, r1, scratch, scratch_bytes);
+}
+
 // The panel batch kernel for `type` on `path` with this shape, and the scratch it needs in *bytes; NULL when
 // there is none (the multi-row or single-row loops of ra_matmul_rows do the batch).
 static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path, int64_t *bytes) {
@@ -390,10 +416,11 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
         *bytes = RA_Q4_K_BATCH_SCRATCH(n, nb);
         return n % 256 != 0 ? NULL : vnni ? ra_matmul_q5_k_vnni : path == RA_PATH_AVX2_VNNI ? ra_matmul_q5_k_avxvnni : ra_matmul_q5_k_avx2;
     case RA_Q6_K:
-        // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels.)
-        *bytes = RA_Q6_K_BATCH_SCRATCH(n);
+        // (256-bit panels: from 3 activation rows; for 2 the multi kernel is ~10% faster than packing Q6_K panels. The
+        // VNNI panels here convert the activations themselves; given side data, ra_matmul_rows_side passes them it.)
+        *bytes = vnni ? RA_Q6_K_VNNI_SCRATCH(n, nb) : RA_Q6_K_BATCH_SCRATCH(n);
         if (n % 256 != 0) return NULL;
-        return vnni ? ra_matmul_q6_k_vnni : nb >= 3 ? ra_matmul_q6_k_avx2 : NULL;
+        return vnni ? q6_k_vnni_own : nb >= 3 ? ra_matmul_q6_k_avx2 : NULL;
     default:
         return NULL;
     }
@@ -402,18 +429,21 @@ static ra_matmul_batch_fn batch_kernel(int type, int64_t n, int64_t nb, int path
 
 #if defined(__x86_64__)
 // A batch of rows repacked at load (x8, of the file type source) on the AVX-512 VNNI path: the 16-row vpdpbusd panels
-// packed straight from the groups, for the types that have them (the 32-element types, Q4_K, Q5_K, Q6_K, IQ4_XS).
+// packed straight from the groups, for the types that have them (the 32-element types, Q4_K, Q5_K, Q6_K, IQ4_XS), with
+// the product's side data (the 32-element types' scales, Q6_K's and IQ4_XS's activations plus 128) or NULL.
 // Returns 0 (nothing done) for the others and for rows that do not start and end at multiples of 8.
 static int x8_batch_vnni(int x8, int source, const void *w, int64_t n, const void *x, const float *side, int64_t nb, float *out,
                          int64_t out_stride, int64_t r0, int64_t r1) {
     const int b32 = ra_is_b32(source), k4 = source == RA_Q4_K || source == RA_Q5_K;
     if (!(b32 && n % 64 == 0) && !k4 && source != RA_Q6_K && source != RA_IQ4_XS) return 0;
-    const int64_t bytes = b32 ? RA_B32_VNNI_SCRATCH(n, nb) : k4 ? RA_Q4_K_BATCH_SCRATCH(n, nb) : RA_Q6_K_BATCH_SCRATCH(n);
+    const int64_t bytes = b32 ? RA_B32_VNNI_SCRATCH(n, nb) : k4 ? RA_Q4_K_BATCH_SCRATCH(n, nb)
+                        : side ? RA_Q6_K_BATCH_SCRATCH(n) : RA_Q6_K_VNNI_SCRATCH(n, nb);
     uint8_t *scratch = ra_thread_scratch(bytes);
     if (!scratch) return 0;
     if (b32) return ra_matmul_b32_side_vnni(x8, w, n, x, side, nb, out, out_stride, r0, r1, scratch, bytes);
     if (k4) return ra_matmul_k4_x8_vnni(x8, w, n, x, nb, out, out_stride, r0, r1, scratch, bytes);
-    return (source == RA_Q6_K ? ra_matmul_q6_k_x8_vnni : ra_matmul_iq4_xs_x8_vnni)(w, n, x, nb, out, out_stride, r0, r1, scratch, bytes);
+    return (source == RA_Q6_K ? ra_matmul_q6_k_x8_vnni : ra_matmul_iq4_xs_x8_vnni)(w, n, x, (const uint8_t *)(const void *)side, nb, out,
+                                                                                  out_stride, r0, r1, scratch, bytes);
 }
 #endif
 
@@ -425,12 +455,18 @@ void ra_matmul_rows(int weight_type, const void *w, int64_t n, const void *x, in
 void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                          float *out, int64_t out_stride, int64_t r0, int64_t r1) {
     const int source = ra_x8_source(weight_type);
+#if defined(__x86_64__)
+    // Side data of Q6_K's and IQ4_XS's VNNI panels (the activations plus 128) is theirs alone: where those decline, the
+    // kernels below convert their own.
+    const int plus128 = q8_k_plus128_side(weight_type, n, nb, ra_kernel_path());
+#endif
     if (source >= 0) {
 #if defined(__x86_64__)
         // batches on the paths that repack: panels packed straight from the repacked groups
         const int xpath = ra_kernel_path();
         if (nb > 1 && xpath == RA_PATH_AVX512_VNNI && x8_batch_vnni(weight_type, source, w, n, x, side, nb, out, out_stride, r0, r1))
             return;
+        if (plus128) side = NULL;
         // The rest (Q3_K, Q2_K, IQ4_NL; every type on the other paths) on the 8-row panels packed from the groups: on a
         // Zen 4 EPYC, 16-row VNNI panels packed from Q3_K groups prompted no faster than those (engine-notes.md, "Stop 44");
         // on AVX-512 VNNI the Q3_K and Q2_K ones sum with 256-bit vpdpbusd ("Stop 45").
@@ -490,6 +526,12 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
 #if defined(__x86_64__)
     int64_t bytes = 0;
     const int path = ra_kernel_path();
+    if (plus128 && side) {   // (Q6_K's file rows)
+        bytes = RA_Q6_K_BATCH_SCRATCH(n);
+        uint8_t *scratch = ra_thread_scratch(bytes);
+        if (scratch && ra_matmul_q6_k_vnni(w, n, x, (const uint8_t *)(const void *)side, nb, out, out_stride, r0, r1, scratch, bytes)) return;
+    }
+    if (plus128) side = NULL;
     if (iq4_xs_wide_side(weight_type, n, nb, path)) {
         bytes = RA_IQ4_XS_BATCH_SCRATCH(n, side ? 0 : nb);
         uint8_t *scratch = ra_thread_scratch(bytes);

@@ -389,23 +389,42 @@ RA_TARGET int ra_matmul_k4_x8_vnni(int x8, const void *w, int64_t n, const void 
 
 // MARK: - Q6_K batches with VNNI: the same panels, with 16 sub-blocks of 16 elements and int8 scales
 //
-// The quants are kept unsigned (0..63, the offset 32 not taken off), so vpdpbusd applies as for Q4_K; the offset
-// is 32 · Σ_j scale_j · (sum of the activations of sub-block j), from the Q8_K block sums by vpdpwssd.
+// vpdpbusd multiplies unsigned bytes by signed ones. Here the quants are the signed ones, as the dot has them (Q6_K's
+// less 32: -32..31), and the activations the unsigned ones: their Q8_K quants plus 128 (1..255; ra_q8_k_plus128,
+// converted once per product, kernels_internal.h), broadcast to a register. The +128 adds to a row's super-block sum
+// 128 · Σ_j scale_j · (sum of the row's quants of sub-block j), a constant of the weights that the pack computes
+// (corr) and the run takes off in one subtraction: the exact int32 of the AVX2 dot. (Stop 45 had it the other way —
+// quants unsigned, the offset from the Q8_K block sums by 8 vpdpwssd per activation row and super-block — which was
+// 10-13% of the panels' time; engine-notes.md, "Stop 46".)
 
-// One super-block of a Q6_K panel: q as for Q4_K; sc[j][r] = scale j of row r as scale_add's multiplier; d[r];
-// scp[p][r] = the scales of sub-blocks 2p (low half) and 2p+1 (high half) as int16. As the AVX2 dot, the super-block's
-// whole int32 sum (offset included) meets d·dy in one fma.
+// One super-block of a Q6_K panel: q as for Q4_K, signed; sc[j][r] = scale j of row r as scale_add's multiplier; d[r];
+// corr[r] = the +128 of the activations in row r's int32 sum (above). As the AVX2 dot, the super-block's whole int32
+// sum meets d·dy in one fma.
 typedef struct {
-    uint8_t q[64][64];
+    int8_t q[64][64];
     int32_t sc[16][16];
     float d[16];
-    uint32_t scp[8][16];
+    int32_t corr[16];
 } q6_k_panel;
 _Static_assert(sizeof(q6_k_panel) % 64 == 0, "q6_k_panel keeps 64-byte alignment");
 _Static_assert(sizeof(q6_k_panel) <= RA_Q6_K_BATCH_PANEL_BYTES, "RA_Q6_K_BATCH_SCRATCH covers the panel");
 
+// corr of a packed super-block pi with sub sub-blocks of int32 scales sc[j]: 128 · Σ_j sc_j · (Σ of each row's quants of
+// sub-block j). At most 16 · 127 · 16 · 32 (Q6_K) or 8 · 32 · 32 · 127 (IQ4_XS) before the factor 128: below 2^31 after.
+RA_INLINE void k_panel_corr(q6_k_panel *pi, const __m512i *sc, const int sub) {
+    const int quartets = 64 / sub;
+    const __m512i ones = _mm512_set1_epi8(1);
+    __m512i c = _mm512_setzero_si512();
+    for (int j = 0; j < sub; j++) {
+        __m512i w = _mm512_setzero_si512();
+        for (int e = 0; e < quartets; e++) w = _mm512_dpbusd_epi32(w, ones, _mm512_load_si512((const void *)pi->q[quartets * j + e]));
+        c = _mm512_add_epi32(c, _mm512_mullo_epi32(w, sc[j]));
+    }
+    _mm512_store_si512(pi->corr, _mm512_slli_epi32(c, 7));
+}
+
 RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns, int nrows, q6_k_panel *p) {
-    const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30);
+    const __m512i m4 = _mm512_set1_epi8(15), m30 = _mm512_set1_epi8(0x30), k32 = _mm512_set1_epi8(32);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel *pi = p + i;
         ra_panel_prefetch(W, wrow, ns, i, (int64_t)sizeof(blk_q6_k), PANEL_ROWS);
@@ -420,10 +439,8 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
             sc[j] = _mm512_srai_epi32(_mm512_slli_epi32(hd[j / 4], 24 - 8 * (j % 4)), 24);
             _mm512_store_si512(pi->sc[j], scale_pair(sc[j]));
         }
-        for (int q = 0; q < 8; q++)
-            _mm512_store_si512(pi->scp[q], int16_pairs(sc[2 * q], sc[2 * q + 1]));
         // Per half h (128 elements) two vectors of 64 elements in order: [ql low nibbles | 2 bits of qh] for
-        // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127.
+        // elements 128h..128h+63, [ql high nibbles | the next 2 bits] for 128h+64..128h+127, less 32.
         for (int h = 0; h < 2; h++) {
             __m512i lo[16], hi[16], cols[16];
             for (int r = 0; r < PANEL_ROWS; r++) {
@@ -432,29 +449,35 @@ RA_TARGET static void q6_k_pack_panel(const uint8_t *W, int64_t wrow, int64_t ns
                 const __m512i l = _mm512_loadu_si512((const void *)(a->ql + 64 * h));
                 const __m256i qh = _mm256_loadu_si256((const __m256i *)(a->qh + 32 * h));
                 const __m512i h2 = cat256(qh, _mm256_srli_epi16(qh, 2));
-                lo[r] = _mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_slli_epi16(h2, 4), m30));
-                hi[r] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4), _mm512_and_si512(h2, m30));
+                lo[r] = _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(l, m4), _mm512_and_si512(_mm512_slli_epi16(h2, 4), m30)), k32);
+                hi[r] = _mm512_sub_epi8(_mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l, 4), m4), _mm512_and_si512(h2, m30)), k32);
             }
             transpose16x16_epi32(lo, cols);
             for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[32 * h + e], cols[e]);
             transpose16x16_epi32(hi, cols);
             for (int e = 0; e < 16; e++) _mm512_store_si512(pi->q[32 * h + 16 + e], cols[e]);
         }
+        k_panel_corr(pi, sc, 16);
     }
 }
 
-// sub: the super-block's sub-blocks, each with a scale (Q6_K: 16 of 16 elements; IQ4_XS's panels below: 8 of 32);
-// shift: log2 of the offset the stored quants carry (Q6_K: 32; IQ4_XS's levels: 128), taken off through the block sums.
+// One panel × nx activation rows: x the Q8_K rows (xs bytes apart; their d), xu their quants plus 128 (n = 256 · ns
+// bytes a row). sub: the super-block's sub-blocks, each with a scale (Q6_K: 16 of 16 elements; IQ4_XS's panels below:
+// 8 of 32).
 __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs,
-                                                                       float *out, int64_t os, __mmask16 mask, const int nx,
-                                                                       const int sub, const int shift) {
+                                                                       const uint8_t *xu, float *out, int64_t os, __mmask16 mask,
+                                                                       const int nx, const int sub) {
     const int quartets = 64 / sub;
     __m512 acc[PANEL_GROUP];
     for (int k = 0; k < nx; k++) acc[k] = _mm512_setzero_ps();
     for (int64_t i = 0; i < ns; i++) {
         const q6_k_panel *pi = p + i;
         const blk_q8_k *y[PANEL_GROUP];
-        for (int k = 0; k < nx; k++) y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+        const uint8_t *yu[PANEL_GROUP];
+        for (int k = 0; k < nx; k++) {
+            y[k] = (const blk_q8_k *)(const void *)(x + k * xs) + i;
+            yu[k] = xu + (k * ns + i) * QK_K;
+        }
         __m512i si[PANEL_GROUP];
         for (int k = 0; k < nx; k++) si[k] = _mm512_setzero_si512();
         for (int j = 0; j < sub; j++) {
@@ -464,8 +487,8 @@ __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t
                 const __m512i wv = _mm512_load_si512((const void *)pi->q[quartets * j + e]);
                 for (int k = 0; k < nx; k++) {
                     int32_t y4;
-                    memcpy(&y4, y[k]->qs + 4 * (quartets * j + e), 4);
-                    s[k] = _mm512_dpbusd_epi32(s[k], wv, _mm512_set1_epi32(y4));
+                    memcpy(&y4, yu[k] + 4 * (quartets * j + e), 4);
+                    s[k] = _mm512_dpbusd_epi32(s[k], _mm512_set1_epi32(y4), wv);
                 }
             }
             const __m512i sc = _mm512_load_si512((const void *)pi->sc[j]);
@@ -473,37 +496,32 @@ __attribute__((always_inline)) RA_TARGET static inline void q6_k_panel_m(int64_t
             for (int k = 0; k < nx; k++) si[k] = scale_add(si[k], s[k], sc);
         }
         const __m512 d = _mm512_load_ps(pi->d);
+        const __m512i corr = _mm512_load_si512((const void *)pi->corr);
         for (int k = 0; k < nx; k++) {
-            __m512i so = _mm512_setzero_si512();
-            for (int q = 0; q < 8; q++) {
-                int32_t b2;
-                memcpy(&b2, y[k]->bsums + 2 * q, 4);
-                so = _mm512_dpwssd_epi32(so, _mm512_load_si512((const void *)pi->scp[q]), _mm512_set1_epi32(b2));
-            }
-            // dot_q6_k: (Σ scale·q·y - 32·Σ scale·bsum) as one int32, then acc + I·(d·dy)
-            const __m512i isum = _mm512_sub_epi32(si[k], _mm512_slli_epi32(so, shift));
+            // dot_q6_k: Σ scale·(q - 32)·y as one int32, then acc + I·(d·dy)
+            const __m512i isum = _mm512_sub_epi32(si[k], corr);
             acc[k] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(y[k]->d)), acc[k]);
         }
     }
     for (int k = 0; k < nx; k++) _mm512_mask_storeu_ps(out + k * os, mask, acc[k]);
 }
 
-RA_INLINE void k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os, __mmask16 mask,
-                           int nx, const int sub, const int shift) {
+RA_INLINE void k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, const uint8_t *xu, float *out, int64_t os,
+                           __mmask16 mask, int nx, const int sub) {
     switch (nx) {
-    case 8: q6_k_panel_m(ns, p, x, xs, out, os, mask, 8, sub, shift); break;
-    case 7: q6_k_panel_m(ns, p, x, xs, out, os, mask, 7, sub, shift); break;
-    case 6: q6_k_panel_m(ns, p, x, xs, out, os, mask, 6, sub, shift); break;
-    case 5: q6_k_panel_m(ns, p, x, xs, out, os, mask, 5, sub, shift); break;
-    case 4: q6_k_panel_m(ns, p, x, xs, out, os, mask, 4, sub, shift); break;
-    case 3: q6_k_panel_m(ns, p, x, xs, out, os, mask, 3, sub, shift); break;
-    case 2: q6_k_panel_m(ns, p, x, xs, out, os, mask, 2, sub, shift); break;
-    default: q6_k_panel_m(ns, p, x, xs, out, os, mask, 1, sub, shift); break;
+    case 8: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 8, sub); break;
+    case 7: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 7, sub); break;
+    case 6: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 6, sub); break;
+    case 5: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 5, sub); break;
+    case 4: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 4, sub); break;
+    case 3: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 3, sub); break;
+    case 2: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 2, sub); break;
+    default: q6_k_panel_m(ns, p, x, xs, xu, out, os, mask, 1, sub); break;
     }
 }
-RA_TARGET static void q6_k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
-                                     __mmask16 mask, int nx) {
-    k_panel_run(ns, p, x, xs, out, os, mask, nx, 16, 5);
+RA_TARGET static void q6_k_panel_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, const uint8_t *xu, float *out,
+                                     int64_t os, __mmask16 mask, int nx) {
+    k_panel_run(ns, p, x, xs, xu, out, os, mask, nx, 16);
 }
 
 // The same panel from rows repacked at load (x8.c; Q6X8_*, kernels_internal.h): two groups of 8 rows (G, and
@@ -522,8 +540,7 @@ RA_INLINE void q6_k_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, i
                            _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(b[1] + Q6X8_SC + 8 * j))));
             _mm512_store_si512(pi->sc[j], scale_pair(sc[j]));
         }
-        for (int q = 0; q < 8; q++)
-            _mm512_store_si512(pi->scp[q], int16_pairs(sc[2 * q], sc[2 * q + 1]));
+        const __m512i k32 = _mm512_set1_epi8(32);
         for (int h = 0; h < 2; h++) {
             for (int e = 0; e < 8; e++) {
                 __m256i q[2][4];
@@ -532,28 +549,36 @@ RA_INLINE void q6_k_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, i
                     q6_k_quants_v(_mm256_loadu_si256((const __m256i *)(const void *)v), _mm256_loadu_si256((const __m256i *)(const void *)(v + 32)),
                                   _mm256_loadu_si256((const __m256i *)(const void *)(v + 64)), q[k]);
                 }
-                for (int c = 0; c < 4; c++) _mm512_store_si512(pi->q[32 * h + 8 * c + e], cat256(q[0][c], q[1][c]));
+                for (int c = 0; c < 4; c++) _mm512_store_si512(pi->q[32 * h + 8 * c + e], _mm512_sub_epi8(cat256(q[0][c], q[1][c]), k32));
             }
         }
+        k_panel_corr(pi, sc, 16);
     }
 }
 
 // The batches on Q6_K's panels: Q6_K's file rows (K6_FILE), Q6_K's or IQ4_XS's rows repacked at load (K6_X8, IQ4X8;
-// r0 and r1 multiples of 8). The IQ4_XS panels are below.
+// r0 and r1 multiples of 8). The IQ4_XS panels are below. xu: the activations' quants plus 128 (ra_q8_k_plus128), or
+// NULL to convert them here, after the panel in the scratch (RA_Q6_K_VNNI_SCRATCH).
 enum { K6_FILE, K6_X8, IQ4X8 };
 RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q6_k_panel *p);
-RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
-                                      __mmask16 mask, int nx);
-RA_INLINE int q6_k_matmul(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride, int64_t r0, int64_t r1,
-                          uint8_t *scratch, int64_t scratch_bytes, const int kind) {
+RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, const uint8_t *xu, float *out,
+                                      int64_t os, __mmask16 mask, int nx);
+RA_INLINE int q6_k_matmul(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out, int64_t out_stride,
+                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes, const int kind) {
     const int64_t ns = n / QK_K;
-    if (n % QK_K != 0 || nb < 1 || scratch_bytes < RA_Q6_K_BATCH_SCRATCH(n) || (kind != K6_FILE && (r0 % 8 != 0 || r1 % 8 != 0)))
+    if (n % QK_K != 0 || nb < 1 || scratch_bytes < (xu ? RA_Q6_K_BATCH_SCRATCH(n) : RA_Q6_K_VNNI_SCRATCH(n, nb)) ||
+        (kind != K6_FILE && (r0 % 8 != 0 || r1 % 8 != 0)))
         return 0;
     // bytes a row (a group holds 8 rows' bytes: for Q6_K the file's, for IQ4_XS its repacked super-blocks')
     const int64_t wrow = kind == IQ4X8 ? ns * RA_IQ4_XS_X8_GROUP_BYTES / 8 : ns * (int64_t)sizeof(blk_q6_k),
                   xrow = ns * (int64_t)sizeof(blk_q8_k);
     const uint8_t *W = w, *X = x;
     q6_k_panel *panel = (q6_k_panel *)(void *)(((uintptr_t)scratch + 63) & ~(uintptr_t)63);
+    if (!xu) {
+        uint8_t *own = (uint8_t *)(panel + ns);
+        ra_q8_k_plus128(x, n, nb, own);
+        xu = own;
+    }
     for (int64_t p0 = r0; p0 < r1; p0 += PANEL_ROWS) {
         const int nr = (int)(r1 - p0 < PANEL_ROWS ? r1 - p0 : PANEL_ROWS);
         if (kind == K6_FILE) q6_k_pack_panel(W + p0 * wrow, wrow, ns, nr, panel);
@@ -562,20 +587,20 @@ RA_INLINE int q6_k_matmul(const void *w, int64_t n, const void *x, int64_t nb, f
         const __mmask16 mask = (__mmask16)((1u << nr) - 1u);
         for (int64_t b0 = 0; b0 < nb; b0 += PANEL_GROUP) {
             const int nx = (int)(nb - b0 < PANEL_GROUP ? nb - b0 : PANEL_GROUP);
-            (kind == IQ4X8 ? iq4_xs_vnni_run : q6_k_panel_run)(ns, panel, X + b0 * xrow, xrow, out + b0 * out_stride + p0, out_stride,
-                                                                mask, nx);
+            (kind == IQ4X8 ? iq4_xs_vnni_run : q6_k_panel_run)(ns, panel, X + b0 * xrow, xrow, xu + b0 * n, out + b0 * out_stride + p0,
+                                                                out_stride, mask, nx);
         }
     }
     return 1;
 }
 
-RA_TARGET int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                                  int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, K6_FILE);
+RA_TARGET int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out,
+                                  int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q6_k_matmul(w, n, x, xu, nb, out, out_stride, r0, r1, scratch, scratch_bytes, K6_FILE);
 }
-RA_TARGET int ra_matmul_q6_k_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                                     int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, K6_X8);
+RA_TARGET int ra_matmul_q6_k_x8_vnni(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out,
+                                     int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q6_k_matmul(w, n, x, xu, nb, out, out_stride, r0, r1, scratch, scratch_bytes, K6_X8);
 }
 
 // MARK: - The 32-element block types with VNNI: the same panels of 16 weight rows, one scale per block of 32
@@ -762,17 +787,16 @@ RA_INLINE int b32_vnni_matmul(const void *w, int64_t n, const void *x, const flo
 
 // MARK: - IQ4_XS batches with VNNI, from rows repacked at load: Q6_K's panels of 16 weight rows × 8 activation rows
 //
-// A super-block's 8 blocks of 32 take sc[0..8) and scp[0..8) of the panel (scp: a block's scale in both int16 halves,
-// against its two Q8_K block sums). The levels (-127..113) are stored plus 128, unsigned (1..241), so vpdpbusd takes
-// the activations as they are; per block j of 32 elements the sum s_j then holds 128 · Σx_j on top, which the block's
-// pair of Q8_K block sums takes off at the end: I = Σ_j sc_j · s_j - 128 · Σ_j sc_j · (bsum_2j + bsum_2j+1), the exact int32 of the AVX2 dot (dot_iq4_xs),
-// then its fma acc + I · (d · dy) per super-block: the same bits. (|s_j| <= 32 · 241 · 128 < 2^23, as scale_add needs.)
+// A super-block's 8 blocks of 32 take sc[0..8) of the panel. The levels (-127..113) are stored as they are, signed, and
+// the activations taken plus 128 as for Q6_K; per block j of 32 elements the sum s_j then holds 128 · Σ levels_j on top,
+// which the panel's corr takes off: I = Σ_j sc_j · s_j - corr, the exact int32 of the AVX2 dot (dot_iq4_xs), then its
+// fma acc + I · (d · dy) per super-block: the same bits. (|s_j| <= 32 · 255 · 127 < 2^23, as scale_add needs.)
 
 // The panel of two groups of 8 repacked rows (G, and G + group_bytes for nrows 16; rows 8..15 zero for nrows 8): a
 // group's dword vectors are 8 rows' quartets side by side already (kernels_internal.h, IQ4X8_QS), its low nibbles block
 // j's quartet e and its high ones quartet 4 + e; the levels come from one byte shuffle.
 RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_t ns, int nrows, q6_k_panel *p) {
-    const __m256i lut = iq4_levels256(1);
+    const __m256i lut = iq4_levels256(0);
     const __m256i m4 = _mm256_set1_epi8(15);
     for (int64_t i = 0; i < ns; i++) {
         q6_k_panel *pi = p + i;
@@ -788,6 +812,7 @@ RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_
             dh[g] = _mm_loadu_si128((const __m128i *)(const void *)(a + IQ4X8_D));
             for (int j = 0; j < 8; j++) sc[g][j] = _mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(const void *)(a + IQ4X8_SC + 8 * j)));
         }
+        __m512i s[8];
         for (int j = 0; j < 8; j++) {
             for (int e = 0; e < 4; e++) {
                 __m256i lo[2], hi[2];
@@ -803,23 +828,23 @@ RA_INLINE void iq4_xs_vnni_pack_x8(const uint8_t *G, int64_t group_bytes, int64_
                 _mm512_store_si512(pi->q[8 * j + e], cat256(lo[0], lo[1]));
                 _mm512_store_si512(pi->q[8 * j + 4 + e], cat256(hi[0], hi[1]));
             }
-            const __m512i s = cat256(sc[0][j], sc[1][j]);
-            _mm512_store_si512(pi->sc[j], scale_pair(s));
-            _mm512_store_si512(pi->scp[j], int16_pairs(s, s));
+            s[j] = cat256(sc[0][j], sc[1][j]);
+            _mm512_store_si512(pi->sc[j], scale_pair(s[j]));
         }
         _mm512_store_ps(pi->d, halves16(dh[0], dh[1]));
+        k_panel_corr(pi, s, 8);
     }
 }
 
-// (The run: q6_k_panel_m with 8 blocks of 32 and the offset 128.)
-RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, float *out, int64_t os,
-                                      __mmask16 mask, int nx) {
-    k_panel_run(ns, p, x, xs, out, os, mask, nx, 8, 7);
+// (The run: q6_k_panel_m with 8 blocks of 32.)
+RA_TARGET static void iq4_xs_vnni_run(int64_t ns, const q6_k_panel *p, const uint8_t *x, int64_t xs, const uint8_t *xu, float *out,
+                                      int64_t os, __mmask16 mask, int nx) {
+    k_panel_run(ns, p, x, xs, xu, out, os, mask, nx, 8);
 }
 
-RA_TARGET int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                                       int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
-    return q6_k_matmul(w, n, x, nb, out, out_stride, r0, r1, scratch, scratch_bytes, IQ4X8);
+RA_TARGET int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out,
+                                       int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes) {
+    return q6_k_matmul(w, n, x, xu, nb, out, out_stride, r0, r1, scratch, scratch_bytes, IQ4X8);
 }
 
 #define RA_B32_VNNI(name, t)                                                                                          \

@@ -392,10 +392,10 @@ int ra_matmul_q4_1_vnni(const void *w, int64_t n, const void *x, int64_t nb, flo
 int ra_matmul_q5_1_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Rows of IQ4_XS repacked at load (RA_IQ4_XS_X8) × nb Q8_K activation rows with VNNI: panels of 16 rows (two groups) ×
-// 8 activation rows, the levels stored plus 128, on Q6_K's panels (dot_avx512_impl.h); r0 and r1 multiples of 8 (else 0,
-// nothing done); scratch: at least RA_Q6_K_BATCH_SCRATCH(n) bytes. The bits of the one-row dot (ra_avx2_dot_iq4_xs).
-int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
-                             int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+// 8 activation rows on Q6_K's panels (dot_avx512_impl.h); r0 and r1 multiples of 8 (else 0, nothing done); xu and
+// scratch as ra_matmul_q6_k_vnni's. The bits of the one-row dot (ra_avx2_dot_iq4_xs).
+int ra_matmul_iq4_xs_x8_vnni(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out,
+                             int64_t out_stride, int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Rows of Q4_K or Q5_K repacked at load (x8: RA_Q4_K_X8, RA_Q5_K_X8) × nb Q8_K activation rows with VNNI: the 16-row
 // panels above packed from two groups (scratch RA_Q4_K_BATCH_SCRATCH(n, nb)); r0 and r1 multiples of 8 (else 0,
 // nothing done). The bits of ra_matmul_q4_k_vnni / q5_k on the file's rows.
@@ -403,7 +403,7 @@ int ra_matmul_k4_x8_vnni(int x8, const void *w, int64_t n, const void *x, int64_
                          int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // Rows of Q6_K repacked at load (RA_Q6_K_X8) × nb Q8_K activation rows with VNNI: the 16-row panels of
 // ra_matmul_q6_k_vnni packed from two groups (its scratch); r0 and r1 multiples of 8 (else 0, nothing done); its bits.
-int ra_matmul_q6_k_x8_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+int ra_matmul_q6_k_x8_vnni(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out, int64_t out_stride,
                            int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
 // The same with the activation scales given (ra_matmul_side) or NULL, for weight_type Q8_0, Q4_0, Q5_0, Q4_1 or Q5_1, or
 // those rows repacked at load (RA_*_X8; r0 and r1 multiples of 8).
@@ -550,10 +550,16 @@ int ra_matmul_q5_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, flo
 // Scratch of the Q6_K batch kernel for n columns: a weight panel per super-block plus alignment.
 #define RA_Q6_K_BATCH_PANEL_BYTES 5696
 #define RA_Q6_K_BATCH_SCRATCH(n) ((n) / 256 * RA_Q6_K_BATCH_PANEL_BYTES + 64)
-// Q6_K weights × nb Q8_K activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1).
-// Returns 0 (nothing done) when n is not a multiple of 256 or the scratch is too small.
-int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
+// Q6_K weights × nb Q8_K activation rows on the VNNI path (panels of 16 weight rows), rows [r0, r1). xu: the
+// activations' quants plus 128 (ra_q8_k_plus128, converted once per product), with scratch of RA_Q6_K_BATCH_SCRATCH(n)
+// bytes; or NULL to convert them into the scratch, which then needs RA_Q6_K_VNNI_SCRATCH(n, nb). Returns 0 (nothing
+// done) when n is not a multiple of 256 or the scratch is too small.
+int ra_matmul_q6_k_vnni(const void *w, int64_t n, const void *x, const uint8_t *xu, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
+#define RA_Q6_K_VNNI_SCRATCH(n, nb) (RA_Q6_K_BATCH_SCRATCH(n) + (n) * (nb))
+// The quants of nb Q8_K activation rows of n plus 128, as unsigned bytes (n a row, back to back): the operand that the
+// VNNI panels of Q6_K and IQ4_XS multiply by their signed quants.
+void ra_q8_k_plus128(const void *x, int64_t n, int64_t nb, uint8_t *dst);
 // The same on the AVX2 path (panels of 8 weight rows × 4 activation rows, matmul_avx2_k.c).
 int ra_matmul_q6_k_avx2(const void *w, int64_t n, const void *x, int64_t nb, float *out, int64_t out_stride,
                         int64_t r0, int64_t r1, uint8_t *scratch, int64_t scratch_bytes);
@@ -614,6 +620,12 @@ static inline int ra_x86_simd_ops(void) { return ra_path_is_x86_simd(ra_kernel_p
 // out of memory). ra_matmul_rows_side is ra_matmul_rows with those scales (or NULL) given.
 int64_t ra_matmul_side_floats(int weight_type, int64_t n, int64_t nb);
 void ra_matmul_side(int weight_type, const void *x, int64_t n, int64_t nb, float *side);
+// How a product's side data is laid out: two products on the same activations may share it only when these are equal
+// (and the one shared has at least as many floats): the activations' type (ra_vec_dot_type), whose layouts extend one
+// another (Q8_0's scales, then its int16 rows), or RA_SIDE_Q8_K_PLUS128 for the Q8_K quants plus 128 that the VNNI
+// panels of Q6_K and IQ4_XS take (ra_q8_k_plus128).
+enum { RA_SIDE_Q8_K_PLUS128 = -2 };
+int ra_matmul_side_layout(int weight_type, int64_t n, int64_t nb);
 float *ra_thread_side_buffer(int64_t floats);
 void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *x, const float *side, int64_t nb,
                          float *out, int64_t out_stride, int64_t r0, int64_t r1);

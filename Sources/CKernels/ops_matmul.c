@@ -180,9 +180,10 @@ static void ra_mm_sides(ra_mm_ctx *c) {
         for (int k = 0; k < i && !c->side[i]; k++) {
             const ra_matmul_job *o = &c->jobs[k];
             // (a job whose side data is shorter lacks what this one needs: a Q8_0 batch's int16 activations; side data
-            // is laid out by the activations' type: Q8_0's and Q8_1's scales, IQ4_XS's Q8_K scales and int16 quants)
+            // is laid out by ra_matmul_side_layout: Q8_0's and Q8_1's scales, IQ4_XS's Q8_K scales and int16 quants, the
+            // Q8_K quants plus 128 of the VNNI panels)
             if (c->side[k] && need[k] >= need[i] && o->x == m->x && o->n == m->n && o->nb == m->nb &&
-                ra_vec_dot_type(o->weight_type) == ra_vec_dot_type(m->weight_type))
+                ra_matmul_side_layout(o->weight_type, o->n, o->nb) == ra_matmul_side_layout(m->weight_type, m->n, m->nb))
                 c->side[i] = c->side[k];
         }
         if (c->side[i]) continue;

@@ -182,6 +182,12 @@ static void quantize_q8_1(const float *x, blk_q8_1 *y, int64_t nb) {
     }
 }
 
+void ra_q8_k_plus128(const void *x, int64_t n, int64_t nb, uint8_t *dst) {
+    const blk_q8_k *y = x;
+    for (int64_t b = 0; b < nb * (n / QK_K); b++, dst += QK_K)
+        for (int j = 0; j < QK_K; j++) dst[j] = (uint8_t)(y[b].qs[j] ^ 0x80);   // (two's complement: q + 128)
+}
+
 // As ggml's quantize_row_q8_K_ref.
 static void quantize_q8_k(const float *x, blk_q8_k *y, int64_t nb) {
     for (int64_t i = 0; i < nb; i++, x += QK_K) {

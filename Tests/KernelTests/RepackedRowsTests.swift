@@ -182,6 +182,46 @@ struct RepackedRowsTests {
         }
     }
 
+    @Test("jobs on the same activations over repacked and file rows of the Q8_K types (Q6_K's and repacked IQ4_XS's VNNI panels take the activations plus 128 as side data, IQ4_XS's file rows their int16 form, Q4_K none) each give ra_matmul_rows' bits on every path")
+    func jobsOfQ8KTypesShareActivations() throws {
+        var rng = SeededRandom(seed: 5150)
+        let pool = try #require(ra_pool_create(2))
+        defer { ra_pool_destroy(pool) }
+        let n = 512, rows = 40, nb = 7
+        // (type, repacked): the file rows' IQ4_XS side data comes first and is the longest of the Q8_K ones
+        let specs: [(KType, Bool)] = [(.iq4_XS, false), (.q6_K, true), (.iq4_XS, true), (.q6_K, false), (.q4_K, true), (.iq4_XS, true)]
+        let x = (0..<nb).flatMap { _ in Kernels.randomActivations(KType.q6_K, n, &rng) }
+        var ws = [[UInt8]](), ids = [Int32]()
+        for (t, repacked) in specs {
+            let w = (0..<rows).flatMap { _ in Kernels.randomWeights(t, n, &rng) }
+            ws.append(repacked ? try #require(Self.repack(t, w, n, rows: rows)) : w)
+            ids.append(repacked ? ra_x8_type(t.id) : t.id)
+        }
+        // every matrix 64-byte aligned in one buffer, as the engine's weights are
+        let offsets = ws.indices.map { i in ws[0..<i].reduce(0) { $0 + ($1.count + 63) / 64 * 64 } }
+        let total = offsets.last! + ws.last!.count
+        let wp = UnsafeMutableRawPointer.allocate(byteCount: total, alignment: 64)
+        defer { wp.deallocate() }
+        for (i, w) in ws.enumerated() { w.withUnsafeBytes { (wp + offsets[i]).copyMemory(from: $0.baseAddress!, byteCount: w.count) } }
+        for path in [KPath.scalar] + KPath.simd {
+            var out = [Float](repeating: .nan, count: specs.count * rows * nb)
+            path.run {
+                x.withUnsafeBytes { xp in out.withUnsafeMutableBufferPointer { o in
+                    let jobs = specs.indices.map { i in
+                        ra_matmul_job(weight_type: ids[i], w: wp + offsets[i], n: Int64(n), rows: Int64(rows), x: xp.baseAddress!,
+                                      nb: Int64(nb), out: o.baseAddress! + i * rows * nb, out_stride: Int64(rows))
+                    }
+                    jobs.withUnsafeBufferPointer { ra_matmul_jobs(pool, $0.baseAddress, Int32($0.count)) }
+                } }
+            }
+            for i in specs.indices {
+                let want = Self.products(ids[i], ws[i], n, x, nb: nb, stride: rows, 0, rows, on: path)
+                let got = Array(out[(i * rows * nb)..<((i + 1) * rows * nb)])
+                #expect(got.map(\.bitPattern) == want.map(\.bitPattern), "\(specs[i].0) repacked \(specs[i].1) on \(path), job \(i)")
+            }
+        }
+    }
+
     @Test("types and shapes that cannot be repacked are refused and nothing is written")
     func refusedShapes() {
         let shapes = [(255, 8), (300, 8), (256, 12), (256, 0), (256, -8), (0, 8), (Int(RA_X8_MAX_COLUMNS) + 256, 8)]

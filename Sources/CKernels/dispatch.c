@@ -56,24 +56,40 @@ int ra_cpu_features(void) {
 // The repacked groups' prefetch distance (ra_x8_prefetch): -1 until first use, and after ra_set_x8_prefetch(-1).
 static atomic_int g_x8_prefetch = -1;
 
-// The CPU's choice (x8.c has the measurements): Zen 1 and Zen+ (family 17h up to model 2Fh, which is what the
-// compilers' "znver1" means) stream a group faster with the one-row kernels' 4 KiB-ahead prefetch; Zen 4 faster
-// without. Other CPUs were not measured and keep the hardware prefetcher alone.
-static int cpu_x8_prefetch(void) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    __builtin_cpu_init();
-    if (__builtin_cpu_is("znver1")) return RA_PREFETCH_DISTANCE;
+#include <cpuid.h>
+// A Zen 4 core: AMD family 19h, models 10h-1Fh, 60h-7Fh and A0h-AFh (the family's other models are Zen 3, not measured).
+static int amd_zen4(void) {
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d) || b != 0x68747541u || !__get_cpuid(1, &a, &b, &c, &d)) return 0;   // "Auth"enticAMD
+    const unsigned family = ((a >> 8) & 0xFu) + ((a >> 20) & 0xFFu), model = ((a >> 4) & 0xFu) | ((a >> 12) & 0xF0u);
+    return family == 0x19 && ((model >= 0x10 && model <= 0x1F) || (model >= 0x60 && model <= 0x7F) || (model >= 0xA0 && model <= 0xAF));
+}
+#endif
+
+// The CPU's choice for groups of `type` (x8.c has the measurements): Zen 1 and Zen+ (family 17h up to model 2Fh, which
+// is what the compilers' "znver1" means) stream every group faster with the one-row kernels' 4 KiB-ahead prefetch; Zen 4
+// the Q3_K and Q2_K groups (the most instructions a byte: 1.05-1.13x decode for files of them, engine-notes "Stop 46")
+// and the others faster without. Other CPUs were not measured and keep the hardware prefetcher alone.
+static int cpu_x8_prefetch(int type) {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    static atomic_int kind = -1;   // 0: no prefetch, 1: Zen 1, 2: Zen 4
+    int k = atomic_load_explicit(&kind, memory_order_relaxed);
+    if (k < 0) {
+        __builtin_cpu_init();
+        k = __builtin_cpu_is("znver1") ? 1 : amd_zen4() ? 2 : 0;
+        atomic_store_explicit(&kind, k, memory_order_relaxed);
+    }
+    if (k == 1 || (k == 2 && (type == RA_Q3_K || type == RA_Q2_K))) return RA_PREFETCH_DISTANCE;
+#else
+    (void)type;
 #endif
     return 0;
 }
 
-int ra_x8_prefetch(void) {
-    int v = atomic_load_explicit(&g_x8_prefetch, memory_order_relaxed);
-    if (v < 0) {
-        v = cpu_x8_prefetch();
-        atomic_store_explicit(&g_x8_prefetch, v, memory_order_relaxed);
-    }
-    return v;
+int ra_x8_prefetch(int type) {
+    const int v = atomic_load_explicit(&g_x8_prefetch, memory_order_relaxed);
+    return v >= 0 ? v : cpu_x8_prefetch(type);
 }
 
 void ra_set_x8_prefetch(int bytes) {

@@ -401,7 +401,7 @@ void ra_x8_rows(int x8, const void *w, int64_t n, const void *x, const float *si
     if (nb == 1 && r0 % 8 == 0 && r1 % 8 == 0 && ra_x8_kernel(path)) {
         const uint8_t *w0 = W + r0 * ra_row_bytes(x8, n);
         const ra_x8_rows_fn rows = path == RA_PATH_AVX512_VNNI ? ra_x8_rows_vnni(type) : ra_x8_rows_avx2(type);
-        rows(n, w0, (r1 - r0) / 8, x, side, out + r0, ra_x8_prefetch());
+        rows(n, w0, (r1 - r0) / 8, x, side, out + r0, ra_x8_prefetch(type));
         return;
     }
 #endif

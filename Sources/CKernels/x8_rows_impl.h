@@ -22,7 +22,10 @@
 // at ~0.8x what a 4 KiB-ahead prefetch reaches (bench/engine/bandwidth.c, 2 threads: 13.4 against 16.3 GB/s), decode
 // with the 4 KiB prefetch in the groups ran 1.00-1.37x as fast over 11 files (Qwen3-0.6B-shaped Q8_0 1.14x, Q4_K_M
 // 1.01-1.12x, Q2_K 1.37x; bench/engine/ab.sh, engine-bench --x8-prefetch 0 against the CPU's choice, 7 rounds, 2
-// threads; bench/results/engine-notes.md "Stop 39"). Hence a choice per CPU (dispatch.c, cpu_x8_prefetch).
+// threads; bench/results/engine-notes.md "Stop 39"). On the Zen 4 the Q3_K and Q2_K groups, which compute the fewest
+// bytes a cycle, decode faster with it after all: Qwen3-0.6B-shaped Q2_K 97-101 -> 109-117 tok/s on the AVX2 path and
+// 103-114 -> 113-118 on AVX-512 VNNI, prefetching those two types' groups only ("Stop 46"). Hence a choice per CPU and
+// type (dispatch.c, cpu_x8_prefetch).
 RA_AVX2_INLINE void x8_prefetch(const uint8_t *p, int64_t bytes, int64_t pf) {
 #ifdef RA_NO_PREFETCH
     (void)p, (void)bytes, (void)pf;

@@ -154,7 +154,7 @@ struct RepackedRowsTests {
     /// process-wide, so its cases must not run side by side.
     @Test("the repacked rows' prefetch distance never changes a product, and its setting is bounded")
     func prefetchKeepsBits() {
-        let cpu = ra_x8_prefetch()
+        let cpu = ra_x8_prefetch(Int32(RA_Q4_K))
         defer { ra_set_x8_prefetch(-1) }
         for t in Self.types {
             var rng = SeededRandom(seed: 4242 + UInt64(t.id)), scaleRng = SeededRandom(seed: 17 + UInt64(t.id))
@@ -178,7 +178,10 @@ struct RepackedRowsTests {
         }
         for (asked, kept): (Int32, Int32) in [(0, 0), (100, 64), (4096, 4096), (1 << 20, 65536), (-1, cpu), (-7, cpu)] {
             ra_set_x8_prefetch(asked)
-            #expect(ra_x8_prefetch() == kept, "asked \(asked)")
+            for t in Self.types where asked >= 0 {
+                #expect(ra_x8_prefetch(t.id) == kept, "\(t), asked \(asked)")
+            }
+            if asked < 0 { #expect(ra_x8_prefetch(Int32(RA_Q4_K)) == kept, "asked \(asked)") }
         }
     }
 

@@ -102,7 +102,7 @@ int main(int argc, char **argv) {
     }
     enum { T = 300 };
     static double ta[T], tb[T], tc[T];
-    const int own = ra_x8_prefetch(), ahead = getenv("X8_AB_PREFETCH") ? atoi(getenv("X8_AB_PREFETCH")) : 4096;
+    const int own = ra_x8_prefetch(type), ahead = getenv("X8_AB_PREFETCH") ? atoi(getenv("X8_AB_PREFETCH")) : 4096;
     const int inner = mem ? 1 : 20;
     int64_t k = 0;
     for (int t = 0; t < T; t++) {

@@ -131,13 +131,15 @@ void ra_x8_dequantize_row(int x8, const void *w, int64_t n, int64_t r, float *ds
 /// AVX2_VNNI, AVX512, AVX512_VNNI); on the other paths repacked rows are converted back chunk by chunk, which only costs
 /// time.
 int ra_x8_kernel(int path);
-/// Bytes ahead of their work that the decode kernels of repacked rows prefetch the weights (0: none, the hardware
-/// prefetcher alone). Chosen from the CPU at first use: 4096 (the one-row kernels' distance) on AMD Zen 1 and Zen+ cores,
-/// whose hardware prefetcher leaves a group's stream short, 0 elsewhere (on Zen 4 the prefetches slowed groups from
-/// memory); x8.c says what was measured. Never changes a result.
-int ra_x8_prefetch(void);
-/// Overrides ra_x8_prefetch process-wide: bytes >= 0 (rounded down to whole 64-byte lines, at most 65536), or -1 for
-/// the CPU's choice again. For benchmarks that compare both on one machine (engine-bench --x8-prefetch, x8_ab).
+/// Bytes ahead of their work that the decode kernels of repacked rows of `type` (the file's type, RA_Q4_K ...) prefetch
+/// the weights (0: none, the hardware prefetcher alone). Chosen from the CPU at first use: 4096 (the one-row kernels'
+/// distance) for every type on AMD Zen 1 and Zen+ cores, whose hardware prefetcher leaves a group's stream short; on
+/// Zen 4 4096 for Q3_K and Q2_K, whose groups take the most instructions a byte, and 0 for the others (the prefetches
+/// slowed them from memory); 0 elsewhere. x8.c says what was measured. Never changes a result.
+int ra_x8_prefetch(int type);
+/// Overrides ra_x8_prefetch process-wide, for every type: bytes >= 0 (rounded down to whole 64-byte lines, at most
+/// 65536), or -1 for the CPU's choice again. For benchmarks that compare both on one machine (engine-bench --x8-prefetch,
+/// x8_ab).
 void ra_set_x8_prefetch(int bytes);
 
 /// Bit set (RA_CPU_*) of the SIMD features this CPU and OS offer.

@@ -61,7 +61,7 @@ while !args.isEmpty {
         if path == nil { path = a } else { fail("unexpected argument \(a)") }
     }
 }
-FileHandle.standardError.write(Data("kernels: \(String(cString: ra_kernel_path_name(ra_kernel_path()))), repacked rows prefetched \(ra_x8_prefetch()) bytes ahead\n".utf8))
+FileHandle.standardError.write(Data("kernels: \(String(cString: ra_kernel_path_name(ra_kernel_path()))), repacked rows prefetched \(ra_x8_prefetch(Int32(RA_Q4_K))) bytes ahead (Q3_K, Q2_K: \(ra_x8_prefetch(Int32(RA_Q3_K))))\n".utf8))
 guard let path else { fail("usage: engine-bench MODEL.gguf [--threads N] [--pp N] [--tg N] [--reps N] [--depth N]") }
 
 let clock = ContinuousClock()

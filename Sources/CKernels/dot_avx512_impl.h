@@ -410,7 +410,8 @@ _Static_assert(sizeof(q6_k_panel) % 64 == 0, "q6_k_panel keeps 64-byte alignment
 _Static_assert(sizeof(q6_k_panel) <= RA_Q6_K_BATCH_PANEL_BYTES, "RA_Q6_K_BATCH_SCRATCH covers the panel");
 
 // corr of a packed super-block pi with sub sub-blocks of int32 scales sc[j]: 128 · Σ_j sc_j · (Σ of each row's quants of
-// sub-block j). At most 16 · 127 · 16 · 32 (Q6_K) or 8 · 32 · 32 · 127 (IQ4_XS) before the factor 128: below 2^31 after.
+// sub-block j). At most 16 · 128 · 16 · 32 (Q6_K, int8 scales) or 8 · 32 · 32 · 127 (IQ4_XS) before the factor 128: below
+// 2^28 after.
 RA_INLINE void k_panel_corr(q6_k_panel *pi, const __m512i *sc, const int sub) {
     const int quartets = 64 / sub;
     const __m512i ones = _mm512_set1_epi8(1);

@@ -473,8 +473,8 @@ void ra_matmul_rows_side(int weight_type, const void *w, int64_t n, const void *
     const int source = ra_x8_source(weight_type);
 #if defined(__x86_64__)
     // Side data of Q6_K's and IQ4_XS's VNNI panels (the activations plus 128) is theirs alone: where those decline, the
-    // kernels below convert their own.
-    const int plus128 = q8_k_plus128_side(weight_type, n, nb, ra_kernel_path());
+    // kernels below convert their own. (Batches only: decode's calls do not look up the path for it.)
+    const int plus128 = nb > 1 && q8_k_plus128_side(weight_type, n, nb, ra_kernel_path());
 #endif
     if (source >= 0) {
 #if defined(__x86_64__)

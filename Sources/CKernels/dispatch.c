@@ -3,6 +3,9 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
 #if defined(__aarch64__) && defined(__APPLE__)
 #include <sys/sysctl.h>
 #elif defined(__aarch64__) && defined(__linux__)
@@ -57,7 +60,6 @@ int ra_cpu_features(void) {
 static atomic_int g_x8_prefetch = -1;
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <cpuid.h>
 // A Zen 4 core: AMD family 19h, models 10h-1Fh, 60h-7Fh and A0h-AFh (the family's other models are Zen 3, not measured).
 static int amd_zen4(void) {
     unsigned a, b, c, d;
